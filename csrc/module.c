@@ -1,0 +1,1 @@
+/* placeholder: replaced by the glue in the next commit */
