@@ -1,0 +1,49 @@
+/*
+ * Shared declarations of the Python glue (not of the kernels: those are in
+ * csrc/kernels/ and never include Python.h).
+ */
+#ifndef UTF8PFX_GLUE_H
+#define UTF8PFX_GLUE_H
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include "kernels/kernels.h"
+#include "kernels/prefix.h"
+
+/* Per-module state (multi-phase init; heap types live here). */
+typedef struct {
+    PyTypeObject *writer_type;
+    PyTypeObject *reader_type;
+} u8p_state;
+
+/* The kernel table in use: chosen once at import (UTF8PFX_ISA caps it). */
+extern const u8p_kernels *u8p_K;
+
+/* Error handlers the glue implements in C; anything else is U8P_ERR_OTHER
+ * and goes through CPython's codec machinery. */
+typedef enum {
+    U8P_ERR_STRICT = 0,
+    U8P_ERR_SURROGATEPASS,
+    U8P_ERR_SURROGATEESCAPE,
+    U8P_ERR_REPLACE,
+    U8P_ERR_IGNORE,
+    U8P_ERR_BACKSLASHREPLACE,
+    U8P_ERR_OTHER
+} u8p_errors;
+
+/*
+ * Parses an `errors` argument (a str, or NULL for "strict").  Known names map
+ * to their enum; another name must be a registered handler, else LookupError
+ * (checked eagerly, unlike CPython which waits for the first error).
+ * Returns -1 with an exception set on failure.
+ */
+int u8p_parse_errors(PyObject *obj, u8p_errors *out, const char *fname);
+
+/* Each part of the module registers its types and functions here. */
+int u8p_writer_exec(PyObject *module, u8p_state *st);
+int u8p_reader_exec(PyObject *module, u8p_state *st);
+
+u8p_state *u8p_get_state(PyObject *module);
+
+#endif /* UTF8PFX_GLUE_H */
