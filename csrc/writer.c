@@ -490,23 +490,23 @@ Writer_dealloc(WriterObject *self)
 
 static PyMethodDef Writer_methods[] = {
     {"write_string", (PyCFunction)Writer_write_string, METH_O,
-     "write_string(s, /)\n--\n\nAppend vint(len(e)) + e, e = s.encode('utf-8', errors).\n"
+     "write_string($self, s, /)\n--\n\nAppend vint(len(e)) + e, e = s.encode('utf-8', errors).\n"
      "Return the number of bytes appended."},
     {"write_strings", (PyCFunction)Writer_write_strings, METH_O,
-     "write_strings(iterable, /)\n--\n\nwrite_string() for each item, all or nothing.\n"
+     "write_strings($self, iterable, /)\n--\n\nwrite_string() for each item, all or nothing.\n"
      "Return the total number of bytes appended."},
     {"write_vint", (PyCFunction)Writer_write_vint, METH_O,
-     "write_vint(n, /)\n--\n\nAppend n (0 <= n < 2**64) as an unsigned LEB128 VInt."},
+     "write_vint($self, n, /)\n--\n\nAppend n (0 <= n < 2**64) as an unsigned LEB128 VInt."},
     {"write_bytes", (PyCFunction)Writer_write_bytes, METH_O,
-     "write_bytes(b, /)\n--\n\nAppend a bytes-like object behind its VInt length."},
+     "write_bytes($self, b, /)\n--\n\nAppend a bytes-like object behind its VInt length."},
     {"write_raw", (PyCFunction)Writer_write_raw, METH_O,
-     "write_raw(b, /)\n--\n\nAppend a bytes-like object as is."},
+     "write_raw($self, b, /)\n--\n\nAppend a bytes-like object as is."},
     {"getvalue", (PyCFunction)Writer_getvalue, METH_NOARGS,
-     "getvalue()\n--\n\nThe bytes written so far."},
+     "getvalue($self)\n--\n\nThe bytes written so far."},
     {"clear", (PyCFunction)Writer_clear, METH_NOARGS,
-     "clear()\n--\n\nDrop the contents, keep the capacity."},
+     "clear($self)\n--\n\nDrop the contents, keep the capacity."},
     {"reserve", (PyCFunction)Writer_reserve, METH_O,
-     "reserve(n, /)\n--\n\nMake room for n more bytes without further growth."},
+     "reserve($self, n, /)\n--\n\nMake room for n more bytes without further growth."},
     {"__sizeof__", (PyCFunction)Writer_sizeof, METH_NOARGS, NULL},
     {NULL, NULL, 0, NULL},
 };
