@@ -36,15 +36,24 @@ typedef struct {
 
 static uint8_t empty_byte;
 
-/* Ensures room for `extra` more bytes after len.  Growth is geometric. */
-static int
+static int writer_grow(WriterObject *w, Py_ssize_t extra);
+
+/* Ensures room for `extra` more bytes after len. */
+static inline int
 writer_reserve(WriterObject *w, Py_ssize_t extra)
+{
+    if (extra <= w->cap - w->len)
+        return 0;
+    return writer_grow(w, extra);
+}
+
+/* Grows so that `extra` more bytes fit after len.  Growth is geometric. */
+static int
+writer_grow(WriterObject *w, Py_ssize_t extra)
 {
     Py_ssize_t need, newcap;
     uint8_t *nb;
 
-    if (extra <= w->cap - w->len)
-        return 0;
     if (extra > PY_SSIZE_T_MAX - w->len) {
         PyErr_NoMemory();
         return -1;
@@ -116,6 +125,13 @@ writer_put_str(WriterObject *w, PyObject *obj, const char *what)
         return -1;
 
     if (v.ascii) {
+        if (v.n < 0x80 && v.n < w->cap - w->len) { /* the common short case */
+            dst = w->buf + w->len;
+            dst[0] = (uint8_t)v.n;
+            memcpy(dst + 1, v.data, (size_t)v.n);
+            w->len += v.n + 1;
+            return v.n + 1;
+        }
         pw = (Py_ssize_t)u8p_vint_size((uint64_t)v.n);
         if (writer_reserve(w, pw + v.n) < 0)
             return -1;
@@ -180,6 +196,45 @@ Writer_write_string(WriterObject *self, PyObject *s)
     return r < 0 ? NULL : PyLong_FromSsize_t(r);
 }
 
+/* Presizing a batch pays when it has a few items; it is skipped when the
+ * worst case is huge (then each string grows the buffer exactly). */
+#define PRESIZE_MIN_ITEMS 4
+#define PRESIZE_MAX_BYTES ((Py_ssize_t)64 << 20)
+
+/*
+ * For a list or tuple of str: one growth to the worst-case size of the
+ * whole batch (exact for ASCII), read from the str headers alone, so that
+ * every string then takes the one-pass path with no growth in between.
+ * Best effort: on anything unusual it does nothing and the writes grow as
+ * they go.  Never raises.
+ */
+static void
+writer_presize(WriterObject *w, PyObject *seq)
+{
+    Py_ssize_t i, n = PySequence_Fast_GET_SIZE(seq), total = 0;
+    PyObject **items = PySequence_Fast_ITEMS(seq);
+
+    if (n < PRESIZE_MIN_ITEMS || w->exports > 0)
+        return;
+    for (i = 0; i < n; i++) {
+        PyObject *s = items[i];
+        Py_ssize_t len, worst;
+        if (!PyUnicode_CheckExact(s))
+            return;
+#if PY_VERSION_HEX < 0x030C0000
+        if (!PyUnicode_IS_READY(s))
+            return;
+#endif
+        len = PyUnicode_GET_LENGTH(s);
+        worst = len * (PyUnicode_IS_ASCII(s) ? 1 : (Py_ssize_t)PyUnicode_KIND(s) + 1);
+        total += (Py_ssize_t)u8p_vint_size((uint64_t)worst) + worst;
+        if (total > PRESIZE_MAX_BYTES)
+            return;
+    }
+    if (writer_reserve(w, total) < 0)
+        PyErr_Clear(); /* the writes below report any real failure */
+}
+
 static PyObject *
 Writer_write_strings(WriterObject *self, PyObject *items)
 {
@@ -187,6 +242,7 @@ Writer_write_strings(WriterObject *self, PyObject *items)
     char what[64];
 
     if (PyList_CheckExact(items) || PyTuple_CheckExact(items)) {
+        writer_presize(self, items);
         /* Index the sequence directly; re-read the size each step since a
          * custom error handler could mutate a list. */
         for (idx = 0; idx < PySequence_Fast_GET_SIZE(items); idx++) {
