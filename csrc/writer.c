@@ -481,7 +481,7 @@ Writer_length(WriterObject *self)
 static PyObject *
 Writer_repr(WriterObject *self)
 {
-    return PyUnicode_FromFormat("<utf8pfx.BufferWriter len=%zd capacity=%zd errors=%R>",
+    return PyUnicode_FromFormat("<%s len=%zd capacity=%zd errors=%R>", Py_TYPE(self)->tp_name,
                                 self->len, self->cap, self->errors);
 }
 
@@ -527,9 +527,17 @@ Writer_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
     self->len = self->cap = self->exports = 0;
     self->eh = eh;
     self->errors = errors ? Py_NewRef(errors) : PyUnicode_FromString("strict");
-    if (self->errors == NULL || (capacity > 0 && writer_reserve(self, capacity) < 0)) {
+    if (self->errors == NULL) {
         Py_DECREF(self);
         return NULL;
+    }
+    if (capacity > 0) { /* exactly what was asked for */
+        self->buf = (uint8_t *)PyMem_Malloc((size_t)capacity);
+        if (self->buf == NULL) {
+            Py_DECREF(self);
+            return PyErr_NoMemory();
+        }
+        self->cap = capacity;
     }
     return (PyObject *)self;
 }
