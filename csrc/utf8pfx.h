@@ -8,6 +8,16 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
+#if PY_VERSION_HEX < 0x030A00F0
+static inline PyObject *
+u8p_newref(PyObject *o)
+{
+    Py_INCREF(o);
+    return o;
+}
+#define Py_NewRef(o) u8p_newref((PyObject *)(o))
+#endif
+
 #include "kernels/kernels.h"
 #include "kernels/prefix.h"
 
@@ -45,5 +55,9 @@ int u8p_writer_exec(PyObject *module, u8p_state *st);
 int u8p_reader_exec(PyObject *module, u8p_state *st);
 
 u8p_state *u8p_get_state(PyObject *module);
+
+/* int-like -> uint64: TypeError for non-int, ValueError below 0,
+ * OverflowError at 2**64 and above; messages name `fname`. */
+int u8p_parse_u64(PyObject *obj, uint64_t *out, const char *fname);
 
 #endif /* UTF8PFX_GLUE_H */
