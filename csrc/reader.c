@@ -276,10 +276,69 @@ rd_string(const rd_ctx *c, Py_ssize_t *pos)
     return s;
 }
 
+/* Saves and restores the exception being raised (3.12 deprecates Fetch). */
+typedef struct {
+#if PY_VERSION_HEX >= 0x030C0000
+    PyObject *exc;
+#else
+    PyObject *type, *value, *tb;
+#endif
+} rd_stash;
+
+static void
+stash_error(rd_stash *x)
+{
+#if PY_VERSION_HEX >= 0x030C0000
+    x->exc = PyErr_GetRaisedException();
+#else
+    PyErr_Fetch(&x->type, &x->value, &x->tb);
+#endif
+}
+
+static void
+stash_restore(rd_stash *x)
+{
+#if PY_VERSION_HEX >= 0x030C0000
+    PyErr_SetRaisedException(x->exc);
+#else
+    PyErr_Restore(x->type, x->value, x->tb);
+#endif
+}
+
+static void
+stash_drop(rd_stash *x)
+{
+#if PY_VERSION_HEX >= 0x030C0000
+    Py_XDECREF(x->exc);
+#else
+    Py_XDECREF(x->type);
+    Py_XDECREF(x->value);
+    Py_XDECREF(x->tb);
+#endif
+}
+
+/* Length of a prefix already validated by rd_record; *p moves past it. */
+static inline Py_ssize_t
+checked_len(const rd_ctx *c, Py_ssize_t *p)
+{
+    uint64_t len = 0;
+    if (c->data[*p] < 0x80) {
+        len = c->data[*p];
+        *p += 1;
+    }
+    else {
+        *p += u8p_vint_read(c->data + *p, (size_t)(c->len - *p), &len, NULL);
+    }
+    return (Py_ssize_t)len;
+}
+
 /*
  * Up to `limit` strings (limit < 0: all that remain; else exactly limit)
  * as a list.  The prefixes are walked first, so the list is allocated for
- * a count that the data has proven; *pos moves only on success.
+ * a count that the data has proven; *pos moves only on success.  Errors
+ * come in data order: if the walk stops at a bad prefix, the strings
+ * before it are still decoded so that an earlier invalid UTF-8 payload is
+ * the error reported (what a one-by-one reader would meet first).
  */
 static PyObject *
 rd_strings(const rd_ctx *c, Py_ssize_t *pos, Py_ssize_t limit)
@@ -288,8 +347,24 @@ rd_strings(const rd_ctx *c, Py_ssize_t *pos, Py_ssize_t limit)
     PyObject *list;
 
     while (limit < 0 ? p < c->len : count < limit) {
-        if (rd_record(c, &p, &off, &n, "string") < 0)
+        if (rd_record(c, &p, &off, &n, "string") < 0) {
+            rd_stash x;
+            stash_error(&x);
+            p = *pos;
+            for (i = 0; i < count; i++) {
+                PyObject *s;
+                n = checked_len(c, &p);
+                s = decode_payload(c, p, n);
+                if (s == NULL) {
+                    stash_drop(&x);
+                    return NULL;
+                }
+                Py_DECREF(s);
+                p += n;
+            }
+            stash_restore(&x);
             return NULL;
+        }
         count++;
     }
     list = PyList_New(count);
@@ -298,22 +373,14 @@ rd_strings(const rd_ctx *c, Py_ssize_t *pos, Py_ssize_t limit)
     p = *pos;
     for (i = 0; i < count; i++) {
         PyObject *s;
-        uint64_t len = 0;
-        /* prefixes already validated above */
-        if (c->data[p] < 0x80) {
-            len = c->data[p];
-            p += 1;
-        }
-        else {
-            p += u8p_vint_read(c->data + p, (size_t)(c->len - p), &len, NULL);
-        }
-        s = decode_payload(c, p, (Py_ssize_t)len);
+        n = checked_len(c, &p);
+        s = decode_payload(c, p, n);
         if (s == NULL) {
             Py_DECREF(list);
             return NULL;
         }
         PyList_SET_ITEM(list, i, s);
-        p += (Py_ssize_t)len;
+        p += n;
     }
     *pos = p;
     return list;
