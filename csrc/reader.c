@@ -228,8 +228,24 @@ decode_payload(const rd_ctx *c, Py_ssize_t off, Py_ssize_t n)
 
     if (n == 0)
         return PyUnicode_New(0, 0);
+    if (n <= 16) { /* short: ASCII check inline, no kernel call */
+        uint8_t acc = 0;
+        Py_ssize_t i;
+        for (i = 0; i < n; i++)
+            acc |= p[i];
+        if (acc < 0x80) {
+            if (n == 1) /* CPython's shared 1-char singletons */
+                return PyUnicode_FromOrdinal(p[0]);
+            s = PyUnicode_New(n, 0x7F);
+            if (s != NULL)
+                memcpy(PyUnicode_1BYTE_DATA(s), p, (size_t)n);
+            return s;
+        }
+    }
     st = u8p_D->scan(p, (size_t)n, c->eh == U8P_ERR_SURROGATEPASS, &r);
     if (st == U8P_DEC_OK) {
+        if (r.ncp == 1 && r.maxchar == 0xFF) /* C2/C3 xx: a Latin-1 singleton */
+            return PyUnicode_FromOrdinal(((p[0] & 0x1Fu) << 6) | (p[1] & 0x3Fu));
         s = PyUnicode_New((Py_ssize_t)r.ncp, (Py_UCS4)r.maxchar);
         if (s == NULL)
             return NULL;

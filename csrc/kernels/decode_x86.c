@@ -425,14 +425,93 @@ avx2_cands16(const uint8_t *p)
     return _mm256_blendv_epi8(_mm256_blendv_epi8(x, v2, is2), v3, is3);
 }
 
+/* Code point candidates for 8 positions, any sequence length (UCS4). */
+AVX2_TARGET static inline __m256i
+avx2_cands8(const uint8_t *p)
+{
+    const __m256i x = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)p));
+    const __m256i y = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(p + 1)));
+    const __m256i z = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(p + 2)));
+    const __m256i w = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(p + 3)));
+    const __m256i m3f = _mm256_set1_epi32(0x3F);
+    __m256i y6 = _mm256_and_si256(y, m3f), z6 = _mm256_and_si256(z, m3f);
+    __m256i v2 = _mm256_or_si256(
+        _mm256_slli_epi32(_mm256_and_si256(x, _mm256_set1_epi32(0x1F)), 6), y6);
+    __m256i v3 = _mm256_or_si256(
+        _mm256_or_si256(_mm256_slli_epi32(_mm256_and_si256(x, _mm256_set1_epi32(0x0F)), 12),
+                        _mm256_slli_epi32(y6, 6)),
+        z6);
+    __m256i v4 = _mm256_or_si256(
+        _mm256_or_si256(_mm256_slli_epi32(_mm256_and_si256(x, _mm256_set1_epi32(0x07)), 18),
+                        _mm256_slli_epi32(y6, 12)),
+        _mm256_or_si256(_mm256_slli_epi32(z6, 6), _mm256_and_si256(w, m3f)));
+    __m256i r = _mm256_blendv_epi8(x, v2, _mm256_cmpgt_epi32(x, _mm256_set1_epi32(0xBF)));
+    r = _mm256_blendv_epi8(r, v3, _mm256_cmpgt_epi32(x, _mm256_set1_epi32(0xDF)));
+    return _mm256_blendv_epi8(r, v4, _mm256_cmpgt_epi32(x, _mm256_set1_epi32(0xEF)));
+}
+
+/*
+ * Compaction tables: for a mask of the lanes that hold a lead byte, the
+ * pshufb control that moves those lanes, in order, to the front of a
+ * 128-bit register (8 lanes of 8 or 16 bits, 4 lanes of 32 bits).  Built
+ * once, on first use; a racing second builder writes the same bytes.
+ */
+static uint8_t cmp8[256][16], cmp16[256][16], cmp32[16][16];
+static volatile int cmp_ready;
+
+static void
+build_tables(void)
+{
+    unsigned m, j, k, b;
+    for (m = 0; m < 256; m++) {
+        memset(cmp8[m], 0x80, 16);
+        memset(cmp16[m], 0x80, 16);
+        for (j = 0, k = 0; j < 8; j++) {
+            if (m & (1u << j)) {
+                cmp8[m][k] = (uint8_t)j;
+                cmp16[m][2 * k] = (uint8_t)(2 * j);
+                cmp16[m][2 * k + 1] = (uint8_t)(2 * j + 1);
+                k++;
+            }
+        }
+    }
+    for (m = 0; m < 16; m++) {
+        memset(cmp32[m], 0x80, 16);
+        for (j = 0, k = 0; j < 4; j++) {
+            if (m & (1u << j)) {
+                for (b = 0; b < 4; b++)
+                    cmp32[m][4 * k + b] = (uint8_t)(4 * j + b);
+                k++;
+            }
+        }
+    }
+    cmp_ready = 1;
+}
+
+/*
+ * The compaction loops run while 64 bytes remain, so every group store
+ * (8 or 4 lanes at d + k) lands inside the output: at least that many code
+ * points still follow k (see the bounds in each function).
+ */
+#define EMIT(table, vec, mk, T, lanes)                                        \
+    do {                                                                      \
+        unsigned mk_ = (mk);                                                  \
+        __m128i sh_ = _mm_loadu_si128((const __m128i *)table[mk_]);           \
+        _mm_storeu_si128((__m128i *)(d + k), _mm_shuffle_epi8((vec), sh_));   \
+        k += (size_t)__builtin_popcount(mk_);                                 \
+    } while (0)
+
 AVX2_TARGET static size_t
 avx2_to_ucs1(const uint8_t *s, size_t n, uint8_t *d)
 {
     size_t i = 0, k = 0;
-    uint8_t tmp[64] = {0};
-    for (; i + 35 <= n; i += 32) {
+    if (!cmp_ready)
+        build_tables();
+    /* bound: cps from a group start g on >= (n - g - 1) / 2 >= 8 bytes */
+    for (; i + 64 <= n; i += 32) {
         __m256i in = _mm256_loadu_si256((const __m256i *)(s + i));
         uint32_t m;
+        __m128i lo, hi;
         if (!_mm256_movemask_epi8(in)) {
             _mm256_storeu_si256((__m256i *)(d + k), in);
             k += 32;
@@ -441,28 +520,23 @@ avx2_to_ucs1(const uint8_t *s, size_t n, uint8_t *d)
         {
             __m256i a = avx2_cands16(s + i), b = avx2_cands16(s + i + 16);
             __m256i pk = _mm256_permute4x64_epi64(_mm256_packus_epi16(a, b), 0xD8);
-            _mm256_storeu_si256((__m256i *)tmp, pk);
+            lo = _mm256_castsi256_si128(pk);
+            hi = _mm256_extracti128_si256(pk, 1);
         }
         m = AVX2_LEADS(in);
-        /* few continuation bytes and room for a 32-unit overshoot (every
-         * remaining code point is at most 2 bytes): copy runs of leads */
-        if (i + 96 <= n && __builtin_popcount(~m) <= 8) {
-            uint64_t mm = m;
-            while (mm) {
-                unsigned p = (unsigned)__builtin_ctzll(mm);
-                unsigned r = (unsigned)__builtin_ctzll(~(mm >> p));
-                _mm256_storeu_si256((__m256i *)(d + k),
-                                    _mm256_loadu_si256((const __m256i *)(tmp + p)));
-                k += r;
-                mm &= ~(((1ULL << r) - 1) << p);
-            }
-            continue;
-        }
-        while (m) {
-            unsigned p = (unsigned)__builtin_ctz(m);
-            m &= m - 1;
-            d[k++] = tmp[p];
-        }
+        /* 8-byte groups: shuffle then store 8 bytes */
+#define EMIT8(vec, mk)                                                        \
+    do {                                                                      \
+        unsigned mk_ = (mk);                                                  \
+        __m128i sh_ = _mm_loadu_si128((const __m128i *)cmp8[mk_]);            \
+        _mm_storel_epi64((__m128i *)(d + k), _mm_shuffle_epi8((vec), sh_));   \
+        k += (size_t)__builtin_popcount(mk_);                                 \
+    } while (0)
+        EMIT8(lo, m & 0xFF);
+        EMIT8(_mm_srli_si128(lo, 8), (m >> 8) & 0xFF);
+        EMIT8(hi, (m >> 16) & 0xFF);
+        EMIT8(_mm_srli_si128(hi, 8), m >> 24);
+#undef EMIT8
     }
     TAIL_LOOP(uint8_t)
     return k;
@@ -473,10 +547,13 @@ AVX2_TARGET static size_t
 avx2_to_ucs2(const uint8_t *s, size_t n, uint16_t *d)
 {
     size_t i = 0, k = 0;
-    uint16_t tmp[64] = {0};
-    for (; i + 35 <= n; i += 32) {
+    if (!cmp_ready)
+        build_tables();
+    /* bound: cps from a group start g on >= (n - g - 2) / 3 >= 8 lanes */
+    for (; i + 64 <= n; i += 32) {
         __m256i in = _mm256_loadu_si256((const __m256i *)(s + i));
         uint32_t m;
+        __m256i a, b;
         if (!_mm256_movemask_epi8(in)) {
             _mm256_storeu_si256((__m256i *)(d + k),
                                 _mm256_cvtepu8_epi16(_mm256_castsi256_si128(in)));
@@ -485,29 +562,13 @@ avx2_to_ucs2(const uint8_t *s, size_t n, uint16_t *d)
             k += 32;
             continue;
         }
-        _mm256_storeu_si256((__m256i *)tmp, avx2_cands16(s + i));
-        _mm256_storeu_si256((__m256i *)(tmp + 16), avx2_cands16(s + i + 16));
+        a = avx2_cands16(s + i);
+        b = avx2_cands16(s + i + 16);
         m = AVX2_LEADS(in);
-        /* as in avx2_to_ucs1; every remaining code point is <= 3 bytes */
-        if (i + 128 <= n && __builtin_popcount(~m) <= 8) {
-            uint64_t mm = m;
-            while (mm) {
-                unsigned p = (unsigned)__builtin_ctzll(mm);
-                unsigned r = (unsigned)__builtin_ctzll(~(mm >> p));
-                _mm256_storeu_si256((__m256i *)(d + k),
-                                    _mm256_loadu_si256((const __m256i *)(tmp + p)));
-                _mm256_storeu_si256((__m256i *)(d + k + 16),
-                                    _mm256_loadu_si256((const __m256i *)(tmp + p + 16)));
-                k += r;
-                mm &= ~(((1ULL << r) - 1) << p);
-            }
-            continue;
-        }
-        while (m) {
-            unsigned p = (unsigned)__builtin_ctz(m);
-            m &= m - 1;
-            d[k++] = tmp[p];
-        }
+        EMIT(cmp16, _mm256_castsi256_si128(a), m & 0xFF, uint16_t, 8);
+        EMIT(cmp16, _mm256_extracti128_si256(a, 1), (m >> 8) & 0xFF, uint16_t, 8);
+        EMIT(cmp16, _mm256_castsi256_si128(b), (m >> 16) & 0xFF, uint16_t, 8);
+        EMIT(cmp16, _mm256_extracti128_si256(b, 1), m >> 24, uint16_t, 8);
     }
     TAIL_LOOP(uint16_t)
     return k;
@@ -517,8 +578,13 @@ AVX2_TARGET static size_t
 avx2_to_ucs4(const uint8_t *s, size_t n, uint32_t *d)
 {
     size_t i = 0, k = 0;
-    for (; i + 35 <= n; i += 32) {
+    if (!cmp_ready)
+        build_tables();
+    /* bound: cps from a group start g on >= (n - g - 3) / 4 >= 4 lanes */
+    for (; i + 64 <= n; i += 32) {
         __m256i in = _mm256_loadu_si256((const __m256i *)(s + i));
+        uint32_t m;
+        int g;
         if (!_mm256_movemask_epi8(in)) {
             __m128i lo = _mm256_castsi256_si128(in);
             __m128i hi = _mm256_extracti128_si256(in, 1);
@@ -531,7 +597,13 @@ avx2_to_ucs4(const uint8_t *s, size_t n, uint32_t *d)
             k += 32;
             continue;
         }
-        LEAD_LOOP(uint32_t, s + i, AVX2_LEADS(in));
+        m = AVX2_LEADS(in);
+        for (g = 0; g < 32; g += 8) {
+            __m256i c = avx2_cands8(s + i + g);
+            unsigned mg = (m >> g) & 0xFF;
+            EMIT(cmp32, _mm256_castsi256_si128(c), mg & 0xF, uint32_t, 4);
+            EMIT(cmp32, _mm256_extracti128_si256(c, 1), mg >> 4, uint32_t, 4);
+        }
     }
     TAIL_LOOP(uint32_t)
     return k;
