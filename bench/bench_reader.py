@@ -219,7 +219,7 @@ def main(argv=None):
           f"{utf8pfx._core._decode_isa()}  protobuf {pbinfo}  msgpack {mpinfo}  "
           f"repeat={repeat} (median)")
     cols = ["utf8pfx", "decode_all", "pyref", "protobuf", "msgpack", "decode", "copy"]
-    print(f"{'workload':<15}{'n':>6} " + "".join(f"{c:>11}" for c in cols) +
+    print(f"{'workload':<15}{'n':>6} " + "".join(f"{c:>15}" for c in cols) +
           "   ns/string; x = speedup of utf8pfx over each")
     verdicts = []
     for kind, length in wls:
@@ -231,10 +231,10 @@ def main(argv=None):
         cells = []
         for c in cols:
             if c not in med:
-                cells.append(f"{'-':>11}")
+                cells.append(f"{'-':>15}")
                 continue
             t = med[c] / n
-            cells.append(f"{t:>11.1f}" if c == "utf8pfx" else f"{t:>6.1f}{'':1}{med[c] / ours:>3.1f}x")
+            cells.append(f"{t:>15.1f}" if c == "utf8pfx" else f"{t:>9.1f} {med[c] / ours:>4.1f}x")
         print(f"{kind + '/' + str(length):<15}{n:>6} " + "".join(cells))
         if length <= 40:
             verdicts.append((f"{kind}/{length} >= 3x pyref", med["pyref"] / ours >= 3))
