@@ -7,7 +7,7 @@ Self-contained (the shared harness lives beside it):
 For each workload (a seeded list of strings whose UTF-8 adds up to ~256 KB,
 the size the writer's suite uses) every approach turns the *serialized*
 form back into the list of str; the timings are interleaved, each sample
-is a loop long enough to last ~4 ms, and the median of the samples is
+is a loop long enough to last ~2 ms, and the median of the samples is
 reported per string.
 
 Approaches
@@ -167,7 +167,7 @@ def approaches(strings):
     return out
 
 
-def measure(fns, repeat, budget_s=0.004):
+def measure(fns, repeat, budget_s=0.002):
     loops = {}
     for name, fn in fns.items():
         k, t = 1, 0.0
@@ -199,7 +199,7 @@ def measure(fns, repeat, budget_s=0.004):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--repeat", type=int, default=11)
+    ap.add_argument("--repeat", type=int, default=31)
     ap.add_argument("--quick", action="store_true", help="3 repeats, fewer workloads")
     args = ap.parse_args(argv)
     repeat = 3 if args.quick else args.repeat
