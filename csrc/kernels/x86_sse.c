@@ -225,6 +225,24 @@ scan_surr32(const uint32_t *src, size_t i, size_t end)
 
 /* --------------------------------------------------------------- encoders */
 
+/* 16 Latin-1 bytes, not all ASCII -> 16..32 bytes; m is their movemask.
+ * A byte >= 0x80 becomes [0xC2 + (c >= 0xC0), c & 0xBF]; every byte is
+ * paired with its would-be trail in a 16-bit lane and u8p_shuf2 drops the
+ * trail of ASCII bytes.  Stores 16 bytes at d and at unit 8's bytes. */
+U8P_SSE static inline size_t
+enc1x16(__m128i v, unsigned m, uint8_t *d)
+{
+    /* signed: c >= 0xC0 is > -65; ASCII too, but blendv keeps it as is */
+    __m128i ge_c0 = _mm_cmpgt_epi8(v, _mm_set1_epi8(-65));
+    __m128i lead = _mm_sub_epi8(_mm_set1_epi8((char)0xC2), ge_c0);
+    __m128i first = _mm_blendv_epi8(v, lead, v); /* high bit of v selects */
+    __m128i trail = _mm_and_si128(v, _mm_set1_epi8((char)0xBF));
+    size_t n0 = 8 + (size_t)__builtin_popcount(m & 0xFF);
+    st(d, _mm_shuffle_epi8(_mm_unpacklo_epi8(first, trail), ld(u8p_shuf2[m & 0xFF])));
+    st(d + n0, _mm_shuffle_epi8(_mm_unpackhi_epi8(first, trail), ld(u8p_shuf2[m >> 8])));
+    return 16 + (size_t)__builtin_popcount(m);
+}
+
 U8P_SSE static size_t
 sse_enc_ucs1(const uint8_t *src, size_t n, uint8_t *dst)
 {
@@ -232,7 +250,8 @@ sse_enc_ucs1(const uint8_t *src, size_t n, uint8_t *dst)
     size_t i = 0;
     while (i + 16 <= n) {
         __m128i v = ld(src + i);
-        if (!_mm_movemask_epi8(v)) {
+        unsigned m = (unsigned)_mm_movemask_epi8(v);
+        if (!m) {
             st(d, v);
             d += 16;
             i += 16;
@@ -241,8 +260,7 @@ sse_enc_ucs1(const uint8_t *src, size_t n, uint8_t *dst)
         /* the second 16-byte store starts at unit i + 8 */
         if (i + 24 > n)
             break;
-        d += enc2x8(_mm_cvtepu8_epi16(v), d);
-        d += enc2x8(_mm_cvtepu8_epi16(_mm_srli_si128(v, 8)), d);
+        d += enc1x16(v, m, d);
         i += 16;
     }
     return (size_t)(d - dst) + u8p_scalar_enc_ucs1(src + i, n - i, d);
