@@ -1,10 +1,11 @@
 /*
  * AVX2 kernels (x86-64; level "avx2").  Same scheme as x86_sse.c (read its
- * header comment) on 256-bit vectors.  vpshufb only shuffles inside each
- * 128-bit half, so a 16-unit (2-byte path) or 8-unit (general path) step
- * compacts each half with its own table row and stores the two halves
- * one after the other; the stores are 16 bytes wide and the same "enough
- * surrogate-free units follow" rule keeps them inside dst.
+ * header comment) on 256-bit vectors, 16 units a step (32 for Latin-1).
+ * vpshufb only shuffles inside each 128-bit half, so every half (or each
+ * 4-lane group of the 3- and 4-byte paths) is compacted with its own table
+ * row and the pieces are stored one after the other; the stores are 16
+ * bytes wide and the same "enough surrogate-free units follow" rule keeps
+ * them inside dst.
  */
 #include "simd_internal.h"
 

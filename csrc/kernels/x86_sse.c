@@ -7,8 +7,13 @@
  *   - all ASCII: narrow with packus and store (8 or 16 units at once);
  *   - all < 0x800: every unit becomes [lead, trail] in its 16-bit lane and a
  *     table shuffle (u8p_shuf2) drops the trail byte of ASCII lanes;
- *   - otherwise: widen to 32-bit lanes, build each lane's UTF-8 sequence
- *     right-aligned in the lane and compact 4 lanes with u8p_shuf4.
+ *   - all < 0x10000: build each unit's UTF-8 sequence right-aligned in a
+ *     32-bit lane, from two 16-bit halves computed 8 units at a time, and
+ *     compact 4 lanes at a time with u8p_shuf4;
+ *   - otherwise (UCS4 with astral code points): the same lane layout
+ *     computed on 32-bit lanes.
+ * UCS1 pairs each byte with its would-be trail byte and uses u8p_shuf2;
+ * UCS4 narrows blocks to 16 bits when their code points allow it.
  * Stores are 16 bytes wide and may run past the block's own output; a block
  * is only taken when enough surrogate-free code units follow it that the
  * extra bytes still fall inside dst's exact length (every unit encodes to at
@@ -153,6 +158,39 @@ enc2x8(__m128i v, uint8_t *d)
     __m128i w = _mm_blendv_epi8(v, two, big);
     st(d, _mm_shuffle_epi8(w, ld(u8p_shuf2[m])));
     return 8 + (size_t)__builtin_popcount(m);
+}
+
+/* 8 code points < 0x10000 (no surrogates) in 16-bit lanes -> 8..24 bytes.
+ * Each code point's UTF-8 is built right-aligned in a 32-bit lane (the
+ * layout of enc4x4 below) from two 16-bit halves: hi = [b2, b3] (b3 the
+ * last byte) and lo = [-, b1] (the lead of a 3-byte sequence), so the
+ * arithmetic runs on 8 units per vector; unpacking lo/hi gives the lanes.
+ * Stores 16 bytes at d and at unit 4's bytes. */
+U8P_SSE static inline size_t
+enc3x8(__m128i v, uint8_t *d)
+{
+    const __m128i zero = _mm_setzero_si128();
+    __m128i lt80 = _mm_cmpeq_epi16(_mm_and_si128(v, _mm_set1_epi16((short)0xFF80)), zero);
+    __m128i lt800 = _mm_cmpeq_epi16(_mm_and_si128(v, _mm_set1_epi16((short)0xF800)), zero);
+    __m128i v8 = _mm_slli_epi16(v, 8);
+    /* b3 = 0x80 | (c & 0x3F); b2 = 0x80 | ((c >> 6) & 0x3F), plus 0x40 when
+     * b2 is a 2-byte lead (0xC0 | c >> 6, c >> 6 < 0x20) */
+    __m128i hi = _mm_or_si128(
+        _mm_or_si128(_mm_and_si128(v8, _mm_set1_epi16(0x3F00)),
+                     _mm_and_si128(_mm_srli_epi16(v, 6), _mm_set1_epi16(0x3F))),
+        _mm_or_si128(_mm_set1_epi16((short)0x8080),
+                     _mm_and_si128(_mm_andnot_si128(lt80, lt800), _mm_set1_epi16(0x40))));
+    /* b1 = 0xE0 | c >> 12 (only used by 3-byte lanes) */
+    __m128i lo = _mm_or_si128(_mm_and_si128(_mm_srli_epi16(v, 4), _mm_set1_epi16(0x0F00)),
+                              _mm_set1_epi16((short)0xE000));
+    /* bits 0..7: "< 0x80" per unit, 8..15: "< 0x800"; k = 2 - those */
+    unsigned m = ~(unsigned)_mm_movemask_epi8(_mm_packs_epi16(lt80, lt800));
+    unsigned x = (unsigned)u8p_spread8[m & 0xFF] + u8p_spread8[(m >> 8) & 0xFF];
+    size_t n0 = u8p_len4[x & 0xFF];
+    hi = _mm_blendv_epi8(hi, v8, lt80); /* ASCII: b3 = c */
+    st(d, _mm_shuffle_epi8(_mm_unpacklo_epi16(lo, hi), ld(u8p_shuf4[x & 0xFF])));
+    st(d + n0, _mm_shuffle_epi8(_mm_unpackhi_epi16(lo, hi), ld(u8p_shuf4[x >> 8])));
+    return n0 + u8p_len4[x >> 8];
 }
 
 /* 4 code points (no surrogates, <= 0x10FFFF) in 32-bit lanes -> 4..16
@@ -309,8 +347,7 @@ sse_enc_ucs2(const uint16_t *src, size_t n, uint8_t *dst, size_t *done)
             d += enc2x8(v, d);
         }
         else {
-            d += enc4x4(_mm_cvtepu16_epi32(v), d);
-            d += enc4x4(_mm_unpackhi_epi16(v, _mm_setzero_si128()), d);
+            d += enc3x8(v, d);
         }
         i += 8;
     }
@@ -324,6 +361,7 @@ sse_enc_ucs4(const uint32_t *src, size_t n, uint8_t *dst, size_t *done)
 {
     const __m128i k80 = _mm_set1_epi32(~0x7F);
     const __m128i k800 = _mm_set1_epi32(~0x7FF);
+    const __m128i k10000 = _mm_set1_epi32(~0xFFFF);
     uint8_t *d = dst;
     size_t i = 0, lim = 0, k, w;
     int stopped = 0;
@@ -347,8 +385,11 @@ sse_enc_ucs4(const uint32_t *src, size_t n, uint8_t *dst, size_t *done)
             d += 8;
         }
         else if (_mm_testz_si128(o, k800)) {
-            /* narrow to UCS2: values < 0x800 survive the saturating pack */
+            /* narrow to UCS2: values < 0x10000 survive the saturating pack */
             d += enc2x8(_mm_packus_epi32(a, b), d);
+        }
+        else if (_mm_testz_si128(o, k10000)) {
+            d += enc3x8(_mm_packus_epi32(a, b), d);
         }
         else {
             d += enc4x4(a, d);
