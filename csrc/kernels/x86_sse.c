@@ -201,16 +201,19 @@ enc4x4(__m128i c, uint8_t *d)
     __m128i ge80 = _mm_cmpgt_epi32(c, _mm_set1_epi32(0x7F));
     __m128i ge800 = _mm_cmpgt_epi32(c, _mm_set1_epi32(0x7FF));
     __m128i ge10000 = _mm_cmpgt_epi32(c, _mm_set1_epi32(0xFFFF));
-    /* Spread the four 6-bit groups over the lane, lowest group in the top
-     * byte (the sequence is right-aligned: byte 3 is always its last byte).
-     * ASCII keeps 7 bits in byte 3. */
-    __m128i t0 = _mm_and_si128(
-        c, _mm_xor_si128(_mm_set1_epi32(0x7F), _mm_and_si128(ge80, _mm_set1_epi32(0x40))));
+    /* The four 6-bit groups of c, highest in byte 0 and lowest in byte 3
+     * (the sequence is right-aligned: byte 3 is always its last byte).
+     * Read as a big-endian 24-bit number [c2, c1, c0] this is splitting 3
+     * bytes into 4 sextets: shuffle each lane to [c1, c2, c0, c1], then
+     * per 16-bit half one multiply-high moves a sextet down and one
+     * multiply-low moves the other up. */
+    __m128i in = _mm_shuffle_epi8(c, _mm_setr_epi8(1, 2, 0, 1, 5, 6, 4, 5, 9, 10, 8, 9,
+                                                   13, 14, 12, 13));
     __m128i s = _mm_or_si128(
-        _mm_or_si128(_mm_slli_epi32(t0, 24),
-                     _mm_and_si128(_mm_slli_epi32(c, 10), _mm_set1_epi32(0x3F0000))),
-        _mm_or_si128(_mm_and_si128(_mm_srli_epi32(c, 4), _mm_set1_epi32(0x3F00)),
-                     _mm_srli_epi32(c, 18)));
+        _mm_mulhi_epu16(_mm_and_si128(in, _mm_set1_epi32(0x0FC0FC00)),
+                        _mm_set1_epi32(0x04000040)),
+        _mm_mullo_epi16(_mm_and_si128(in, _mm_set1_epi32(0x003F03F0)),
+                        _mm_set1_epi32(0x01000010)));
     /* Marker bits by length: 2 -> 0x80C00000, 3 -> 0x8080E000,
      * 4 -> 0x808080F0; xor of the per-threshold deltas builds them. */
     __m128i mk = _mm_xor_si128(
@@ -220,7 +223,9 @@ enc4x4(__m128i c, uint8_t *d)
     unsigned x = (unsigned)u8p_spread8[_mm_movemask_ps(_mm_castsi128_ps(ge80))]
                  + u8p_spread8[_mm_movemask_ps(_mm_castsi128_ps(ge800))]
                  + u8p_spread8[_mm_movemask_ps(_mm_castsi128_ps(ge10000))];
-    st(d, _mm_shuffle_epi8(_mm_or_si128(s, mk), ld(u8p_shuf4[x])));
+    /* ASCII keeps all 7 bits in byte 3 */
+    s = _mm_blendv_epi8(_mm_slli_epi32(c, 24), _mm_or_si128(s, mk), ge80);
+    st(d, _mm_shuffle_epi8(s, ld(u8p_shuf4[x])));
     return u8p_len4[x];
 }
 
