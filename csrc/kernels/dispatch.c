@@ -35,8 +35,8 @@ static uint64_t
 read_xcr0(void)
 {
     uint32_t lo, hi;
-    /* xgetbv with ecx = 0; spelled as bytes-free asm so no target flag is
-     * needed (the _xgetbv intrinsic wants -mxsave). */
+    /* xgetbv with ecx = 0, as inline asm: the _xgetbv intrinsic would
+     * need the xsave target flag */
     __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
     return ((uint64_t)hi << 32) | lo;
 }

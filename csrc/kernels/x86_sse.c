@@ -194,7 +194,12 @@ enc3x8(__m128i v, uint8_t *d)
 }
 
 /* 4 code points (no surrogates, <= 0x10FFFF) in 32-bit lanes -> 4..16
- * bytes.  Stores 16 bytes at d; returns the real length. */
+ * bytes.  Stores 16 bytes at d; returns the real length.
+ *
+ * Lane layout shared by every 3-/4-byte path (and the AVX-512 and NEON
+ * files): a sequence of 1 + k bytes sits right-aligned in its lane, lead
+ * in byte 3 - k, last byte in byte 3; u8p_shuf4 is indexed by the four k
+ * (2 bits each) and picks exactly those bytes, lane after lane. */
 U8P_SSE static inline size_t
 enc4x4(__m128i c, uint8_t *d)
 {

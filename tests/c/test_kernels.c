@@ -150,6 +150,33 @@ main(void)
         printf(" %s", check_levels[li]->name);
     printf("\n");
 
+    /* dispatch: no cap picks the best level, a cap never exceeds itself,
+     * unknown names select nothing */
+    {
+        static const char *const names[U8P_ISA_COUNT] = {"scalar", "sse", "avx2", "avx512"};
+        const u8p_kernels *best = u8p_select_kernels(NULL), *capped;
+        if (best != check_levels[check_nlevels - 1] || u8p_select_kernels("") != best) {
+            fprintf(stderr, "MISMATCH dispatch: select(NULL) is not the best level\n");
+            check_failures++;
+        }
+        if (u8p_select_kernels("no-such-isa") != NULL) {
+            fprintf(stderr, "MISMATCH dispatch: unknown cap selected a table\n");
+            check_failures++;
+        }
+        for (li = 0; li < U8P_ISA_COUNT; li++) {
+            const u8p_kernels *at = u8p_kernels_for_level((u8p_isa)li), *want = NULL;
+            int lj;
+            for (lj = li; lj >= 0 && !want; lj--)
+                want = u8p_kernels_for_level((u8p_isa)lj);
+            capped = u8p_select_kernels(names[li]);
+            if (capped != want || (at && capped != at)) {
+                fprintf(stderr, "MISMATCH dispatch: cap %s selected %s\n", names[li],
+                        capped ? capped->name : "NULL");
+                check_failures++;
+            }
+        }
+    }
+
     for (ki = 0; ki < 3; ki++) {
         int kind = kinds[ki], cls, cls2;
 
