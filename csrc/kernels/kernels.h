@@ -2,7 +2,7 @@
  * utf8pfx kernel interface: pure C, no Python.h.
  *
  * Every function here works on plain arrays and is reachable from a C test
- * or a fuzzer without an interpreter.  The Python glue (the .c files in csrc/) picks one
+ * or a fuzzer without an interpreter.  The Python glue in csrc/ picks one
  * table at import (u8p_select_kernels) and calls through it.
  *
  * Storage kinds follow PEP 393: UCS1 (uint8_t, U+0000..U+00FF), UCS2
