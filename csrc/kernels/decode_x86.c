@@ -325,14 +325,16 @@ avx2_scan(const uint8_t *s, size_t n, int allow_surr, u8p_scan_result *res)
     __m256i inc = _mm256_setzero_si256(), vmax = _mm256_setzero_si256();
     size_t i = 0, cont = 0;
     uint8_t buf[32], mx[32], maxb = 0;
-    int j, last = 0;
+    int j, last = 0, after_ascii = 1;
 
     if (n < 32)
         return (n < 16 ? u8p_dec_scan_scalar : sse_scan)(s, n, allow_surr, res);
     while (!last) {
         __m256i in;
-        /* ASCII fast path: 128 bytes a step while nothing is pending */
-        while (i + 128 <= n && _mm256_testz_si256(inc, inc)) {
+        /* ASCII fast path: 128 bytes a step, tried only after an ASCII
+         * block (so nothing is pending in inc); text dense in non-ASCII
+         * would otherwise load every block twice */
+        while (after_ascii && i + 128 <= n) {
             __m256i a = _mm256_loadu_si256((const __m256i *)(s + i));
             __m256i b = _mm256_loadu_si256((const __m256i *)(s + i + 32));
             __m256i c = _mm256_loadu_si256((const __m256i *)(s + i + 64));
@@ -359,8 +361,10 @@ avx2_scan(const uint8_t *s, size_t n, int allow_surr, u8p_scan_result *res)
             err = _mm256_or_si256(err, inc);
             inc = _mm256_setzero_si256();
             prev = in;
+            after_ascii = 1;
             continue;
         }
+        after_ascii = 0;
         {
             __m256i p1 = prev_n(in, prev, 1);
             __m256i p2 = prev_n(in, prev, 2);
