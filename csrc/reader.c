@@ -9,6 +9,11 @@
  *   u8p_vint_read (never past the data) -> length <= bytes left (checked
  *   before anything is allocated) -> scan (validates; gives the code point
  *   count and the PEP 393 class) -> PyUnicode_New(ncp, maxchar) -> transcode.
+ *   Payloads of 64+ bytes below U+0100 take a shortcut where the kernel level
+ *   has one: prescan (max byte, ncp; no validation) -> PyUnicode_New ->
+ *   to_ucs1_checked, which validates as it writes and never writes past the
+ *   allocated ncp; if it rejects the bytes the str is dropped and the scan
+ *   above runs for the exact error.
  * Each failure raises ValueError naming what was expected and the absolute
  * offset, or UnicodeDecodeError.  The position only moves once a whole call
  * has succeeded; read_strings() is all or nothing.
@@ -240,6 +245,26 @@ decode_payload(const rd_ctx *c, Py_ssize_t off, Py_ssize_t n)
             if (s != NULL)
                 memcpy(PyUnicode_1BYTE_DATA(s), p, (size_t)n);
             return s;
+        }
+    }
+    if (n >= 64 && u8p_D->prescan != NULL) {
+        /* code points < U+0100: validation fused with the transcode */
+        size_t ncp;
+        uint8_t maxb = u8p_D->prescan(p, (size_t)n, &ncp);
+        if (maxb < 0x80) {
+            s = PyUnicode_New(n, 0x7F);
+            if (s != NULL)
+                memcpy(PyUnicode_1BYTE_DATA(s), p, (size_t)n);
+            return s;
+        }
+        if (maxb < 0xC4) {
+            s = PyUnicode_New((Py_ssize_t)ncp, 0xFF);
+            if (s == NULL)
+                return NULL;
+            if (u8p_D->to_ucs1_checked(p, (size_t)n, PyUnicode_1BYTE_DATA(s), ncp)
+                == U8P_DEC_OK)
+                return s;
+            Py_DECREF(s); /* invalid: the scan below finds the error */
         }
     }
     st = u8p_D->scan(p, (size_t)n, c->eh == U8P_ERR_SURROGATEPASS, &r);
