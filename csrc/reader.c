@@ -923,54 +923,30 @@ mod_decode_isa(PyObject *module, PyObject *Py_UNUSED(ignored))
     return PyUnicode_FromString(u8p_D->name);
 }
 
+static const char *
+dec_level_name(u8p_isa level)
+{
+    const u8p_dec_kernels *k = u8p_dec_kernels_for_level(level);
+    return k ? k->name : NULL;
+}
+
 static PyObject *
 mod_decode_isa_levels(PyObject *module, PyObject *Py_UNUSED(ignored))
 {
-    PyObject *list = PyList_New(0);
-    int lvl;
     (void)module;
-    if (list == NULL)
-        return NULL;
-    for (lvl = 0; lvl < U8P_ISA_COUNT; lvl++) {
-        const u8p_dec_kernels *k = u8p_dec_kernels_for_level((u8p_isa)lvl);
-        PyObject *name;
-        if (k == NULL)
-            continue;
-        name = PyUnicode_FromString(k->name);
-        if (name == NULL || PyList_Append(list, name) < 0) {
-            Py_XDECREF(name);
-            Py_DECREF(list);
-            return NULL;
-        }
-        Py_DECREF(name);
-    }
-    return list;
+    return u8p_level_list(dec_level_name);
 }
 
 static PyObject *
 mod_set_decode_isa(PyObject *module, PyObject *arg)
 {
-    const char *name, *prev = u8p_D->name;
-    int lvl;
+    const char *prev = u8p_D->name;
+    int lvl = u8p_level_arg(arg, dec_level_name, "_set_decode_isa");
     (void)module;
-    if (!PyUnicode_Check(arg)) {
-        PyErr_Format(PyExc_TypeError, "_set_decode_isa() argument must be str, not %.200s",
-                     Py_TYPE(arg)->tp_name);
+    if (lvl < 0)
         return NULL;
-    }
-    name = PyUnicode_AsUTF8(arg);
-    if (name == NULL)
-        return NULL;
-    for (lvl = 0; lvl < U8P_ISA_COUNT; lvl++) {
-        const u8p_dec_kernels *k = u8p_dec_kernels_for_level((u8p_isa)lvl);
-        if (k != NULL && strcmp(k->name, name) == 0) {
-            u8p_D = k;
-            return PyUnicode_FromString(prev);
-        }
-    }
-    PyErr_Format(PyExc_ValueError, "decode ISA level %R is not available on this CPU/build",
-                 arg);
-    return NULL;
+    u8p_D = u8p_dec_kernels_for_level((u8p_isa)lvl);
+    return PyUnicode_FromString(prev);
 }
 
 static PyMethodDef reader_functions[] = {

@@ -113,26 +113,29 @@ u8p_kernels_for_level(u8p_isa level)
     }
 }
 
+int
+u8p_isa_cap(const char *cap)
+{
+    int lvl;
+    if (cap == NULL || *cap == '\0')
+        return U8P_ISA_COUNT - 1;
+    for (lvl = 0; lvl < U8P_ISA_COUNT; lvl++) {
+        if (strcmp(cap, level_names[lvl]) == 0)
+            return lvl;
+    }
+    if (strcmp(cap, "neon") == 0)
+        return U8P_ISA_SSE;
+    return -1;
+}
+
 const u8p_kernels *
 u8p_select_kernels(const char *cap)
 {
-    int top = U8P_ISA_COUNT - 1, lvl;
-    if (cap && *cap) {
-        top = -1;
-        for (lvl = 0; lvl < U8P_ISA_COUNT; lvl++) {
-            if (strcmp(cap, level_names[lvl]) == 0)
-                top = lvl;
-        }
-        /* NEON's own name caps at its rank */
-        if (top < 0 && strcmp(cap, "neon") == 0)
-            top = U8P_ISA_SSE;
-        if (top < 0)
-            return NULL;
-    }
-    for (lvl = top; lvl >= 0; lvl--) {
+    int lvl;
+    for (lvl = u8p_isa_cap(cap); lvl >= 0; lvl--) {
         const u8p_kernels *k = u8p_kernels_for_level((u8p_isa)lvl);
         if (k)
             return k;
     }
-    return &u8p_kernels_scalar;
+    return u8p_isa_cap(cap) < 0 ? NULL : &u8p_kernels_scalar;
 }

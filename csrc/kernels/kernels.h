@@ -80,6 +80,11 @@ typedef enum {
     U8P_ISA_COUNT
 } u8p_isa;
 
+/* The level a cap name stands for ("scalar", "sse", "avx2", "avx512"; "neon"
+ * has the "sse" rank), the top level for NULL or "", or -1 for an unknown
+ * name.  Shared by every dispatcher (encode and decode). */
+int u8p_isa_cap(const char *cap);
+
 const u8p_kernels *u8p_select_kernels(const char *cap);
 const u8p_kernels *u8p_kernels_for_level(u8p_isa level);
 
