@@ -1,0 +1,85 @@
+"""The one timing routine.
+
+For one workload, every approach is sampled in turn within the same round
+(round-robin, order rotated each round), so that load from other processes
+on a shared machine hits all approaches alike and ratios stay meaningful.
+
+A sample times `loops` back-to-back runs and records ns per run.  Inputs
+are made before the clock starts: approaches marked `fresh` get a new copy
+of every string for every run (see fresh_copies), the others the same list.
+The cyclic GC is off inside the timed region (as timeit does).
+"""
+import gc
+import math
+import statistics
+import time
+
+# Memory guard for fresh copies: strings made per sample, at most.
+MAX_FRESH_STRINGS = 300_000
+MAX_LOOPS = 1000
+
+
+def fresh_copies(strings):
+    """New str objects equal to `strings`, with no cached UTF-8 or hash.
+
+    s + "\\0" is a new object (CPython may resize the left operand in place
+    only when it holds the sole reference; here the list holds one more),
+    and slicing that back builds a new compact str of the same PEP 393 kind.
+    Exception: 1-character strings below U+0100 are CPython singletons and
+    come back as themselves.
+    """
+    return [(s + "\0")[:-1] for s in strings]
+
+
+def _inputs(approach, strings, loops):
+    if approach.fresh:
+        return [fresh_copies(strings) for _ in range(loops)]
+    return [strings] * loops
+
+
+def _time(run, inputs):
+    gc.disable()
+    try:
+        t0 = time.perf_counter_ns()
+        for x in inputs:
+            run(x)
+        t1 = time.perf_counter_ns()
+    finally:
+        gc.enable()
+    return (t1 - t0) / len(inputs)
+
+
+def calibrate(approach, run, strings, min_time_ns):
+    """Loops per sample so that one sample lasts about min_time_ns."""
+    once = _time(run, _inputs(approach, strings, 1))  # also a first warm-up
+    loops = max(1, math.ceil(min_time_ns / max(once, 1.0)))
+    if approach.fresh:
+        loops = min(loops, max(1, MAX_FRESH_STRINGS // max(1, len(strings))))
+    return min(loops, MAX_LOOPS)
+
+
+def sample_workload(runners, strings, *, warmup, repeats, min_time_ns):
+    """runners: list of (approach, run).  Returns {key: {"loops", "samples"}}
+    with samples in ns per run (one run = the whole workload)."""
+    loops = {a.key: calibrate(a, run, strings, min_time_ns) for a, run in runners}
+    out = {a.key: {"loops": loops[a.key], "samples": []} for a, _ in runners}
+    for rnd in range(warmup + repeats):
+        k = rnd % len(runners)
+        for a, run in runners[k:] + runners[:k]:
+            t = _time(run, _inputs(a, strings, loops[a.key]))
+            if rnd >= warmup:
+                out[a.key]["samples"].append(t)
+    return out
+
+
+def summary(samples):
+    """Median and spread of a list of samples (ns)."""
+    med = statistics.median(samples)
+    if len(samples) >= 4:
+        q = statistics.quantiles(samples, n=4)
+        iqr = q[2] - q[0]
+    else:
+        iqr = max(samples) - min(samples)
+    return {"median": med, "min": min(samples), "max": max(samples),
+            "iqr": iqr, "spread_pct": 100.0 * iqr / (2 * med) if med else 0.0,
+            "n": len(samples)}
