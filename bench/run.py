@@ -23,7 +23,7 @@ MODES = {
     # repeats: samples kept per approach and process; warmup: samples dropped;
     # min_time_ms: length of one sample; corpus_max: strings per corpus file
     # (an even stride over the file; None = all of it).
-    "quick": {"repeats": 5, "warmup": 1, "min_time_ms": 2.0, "processes": 1,
+    "quick": {"repeats": 7, "warmup": 1, "min_time_ms": 2.0, "processes": 1,
               "corpus_max": 20000},
     "full": {"repeats": 15, "warmup": 2, "min_time_ms": 10.0, "processes": 3,
              "corpus_max": None},
@@ -57,12 +57,15 @@ def parse(argv):
                         "patterns, e.g. 'ascii_*' cjk_4096 'corpus_*'")
     p.add_argument("--repeats", type=int, help="override the mode's repeats")
     p.add_argument("--processes", type=int, help="override the mode's processes")
+    p.add_argument("--clock", choices=sorted(timing.CLOCKS), default="cpu",
+                   help="cpu: this thread's CPU time (default, robust on a shared "
+                        "machine); wall: perf_counter")
     p.add_argument("--no-memory", action="store_true", help="skip the memory section")
     p.add_argument("--worker-out", help=argparse.SUPPRESS)
     p.add_argument("--u8p-only", action="store_true", help=argparse.SUPPRESS)
     a = p.parse_args(argv)
     a.mode = a.mode or "quick"
-    a.params = dict(MODES[a.mode])
+    a.params = dict(MODES[a.mode], clock=a.clock)
     for k in ("repeats", "processes"):
         if getattr(a, k) is not None:
             a.params[k] = getattr(a, k)
@@ -94,7 +97,8 @@ def spawn(args, env_extra=None, u8p_only=False):
     fd, out = tempfile.mkstemp(suffix=".json")
     os.close(fd)
     cmd = [sys.executable, os.path.join(HERE, "run.py"), "--" + args.mode,
-           "--repeats", str(args.params["repeats"]), "--worker-out", out]
+           "--repeats", str(args.params["repeats"]), "--clock", args.clock,
+           "--worker-out", out]
     if args.only:
         cmd += ["--only"] + args.only
     if u8p_only:
@@ -192,6 +196,7 @@ def save_pyperf(path, wls, results):
 
 def main(argv=None):
     args = parse(argv)
+    timing.set_clock(args.clock)
     if args.worker_out:
         return worker(args)
     t0 = time.perf_counter()
