@@ -294,7 +294,7 @@ def plot(workloads, med, path, keys, log=print):
         ax.bar([x + i * width for x in range(len(names))], ys, width, label=k)
     ax.set_yscale("log")
     ax.set_ylabel("GB/s of UTF-8 produced (log)")
-    ax.set_xticks([x + 0.4 for x in range(len(names))])
+    ax.set_xticks([x + (len(keys) - 1) * width / 2 for x in range(len(names))])
     ax.set_xticklabels(names, rotation=90, fontsize=6)
     ax.legend(fontsize=7, ncol=len(keys))
     fig.tight_layout()
