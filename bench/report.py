@@ -254,27 +254,42 @@ def print_memory(mem, out=print):
 
 
 def print_isa(workloads, isa_results, levels, keys, out=print):
-    """ns/str per ISA level and the ratio to scalar (> 1: faster than scalar)."""
-    rows, slower = [], []
+    """One row per workload: for each utf8pfx row, scalar ns/str and the
+    ratio t_scalar / t_level of every other level (> 1: faster than scalar).
+    Returns every comparison as (workload, row, level, ratio)."""
+    rows, comps = [], []
     for wl in workloads:
+        row = [wl.name]
         for k in keys:
             ts = {lv: isa_results[lv].get(wl.name, {}).get(k) for lv in levels}
-            if ts.get("scalar") is None:
-                continue
-            row = [wl.name, k]
-            for lv in levels:
-                t = ts[lv]
-                row.append(f"{t / len(wl.strings):.1f}" if t else "-")
-                if lv != "scalar" and t:
-                    row.append(f"{ts['scalar'] / t:.2f}x")
-                    if t > ts["scalar"]:
-                        slower.append((wl.name, k, lv, ts["scalar"] / t))
-            rows.append(row)
-    hdr = ["workload", "row"]
-    for lv in levels:
-        hdr += [f"{lv} ns/str"] + ([f"{lv} vs scalar"] if lv != "scalar" else [])
+            base = ts.get("scalar")
+            row.append(f"{base / len(wl.strings):.1f}" if base else "-")
+            for lv in levels[1:]:
+                row.append(_ratio(base, ts[lv]))
+                if base and ts[lv]:
+                    comps.append((wl.name, k, lv, base / ts[lv]))
+        rows.append(row)
+    hdr = ["workload"]
+    for k in keys:
+        hdr += [f"{k} scalar ns/str"] + [f"{k} {lv}" for lv in levels[1:]]
     table(hdr, rows, out)
-    return slower
+    return comps
+
+
+def print_isa_check(comps, levels, tolerance=0.95, out=print):
+    """The "no workload slower than the scalar path" line."""
+    if len(levels) < 2:
+        out(f"SKIP  no ISA level slower than scalar: only {', '.join(levels)} "
+            "available in this build/CPU")
+        return
+    bad = [c for c in comps if c[3] < tolerance]
+    worst = min(comps, key=lambda c: c[3])
+    out(f"{'FAIL' if bad else 'PASS'} {len(comps) - len(bad)}/{len(comps)}  no ISA "
+        f"level slower than scalar on any workload (t_scalar/t_level >= "
+        f"{tolerance}, {1 - tolerance:.0%} allowed for noise; levels: "
+        f"{', '.join(levels)}): worst {worst[0]} {worst[1]} {worst[2]} = "
+        f"{worst[3]:.2f}x" + ("; failing: " + ", ".join(
+            f"{w} {k} {lv} {r:.2f}x" for w, k, lv, r in bad) if bad else ""))
 
 
 def plot(workloads, med, path, keys, log=print):

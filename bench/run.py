@@ -62,7 +62,7 @@ def parse(argv):
                         "machine); wall: perf_counter")
     p.add_argument("--no-memory", action="store_true", help="skip the memory section")
     p.add_argument("--worker-out", help=argparse.SUPPRESS)
-    p.add_argument("--u8p-only", action="store_true", help=argparse.SUPPRESS)
+    p.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     a = p.parse_args(argv)
     a.mode = a.mode or "quick"
     a.params = dict(MODES[a.mode], clock=a.clock)
@@ -91,21 +91,20 @@ def measure(wls, aps, params):
     return results
 
 
-def spawn(args, env_extra=None, u8p_only=False):
-    """Run one measuring process (same workloads, same parameters);
-    returns its JSON: {"results", "isa"}."""
+def _worker_cmd(args):
+    cmd = [sys.executable, os.path.join(HERE, "run.py"), "--" + args.mode,
+           "--repeats", str(args.params["repeats"]), "--clock", args.clock]
+    return cmd + (["--only"] + args.only if args.only else [])
+
+
+def spawn(args):
+    """Run one measuring process (same workloads, same parameters) and
+    return its results."""
     fd, out = tempfile.mkstemp(suffix=".json")
     os.close(fd)
-    cmd = [sys.executable, os.path.join(HERE, "run.py"), "--" + args.mode,
-           "--repeats", str(args.params["repeats"]), "--clock", args.clock,
-           "--worker-out", out]
-    if args.only:
-        cmd += ["--only"] + args.only
-    if u8p_only:
-        cmd.append("--u8p-only")
-    env = dict(os.environ, **(env_extra or {}))
     try:
-        subprocess.run(cmd, env=env, check=True, stdout=subprocess.DEVNULL)
+        subprocess.run(_worker_cmd(args) + ["--worker-out", out], check=True,
+                       stdout=subprocess.DEVNULL)
         with open(out) as f:
             return json.load(f)
     finally:
@@ -113,15 +112,9 @@ def spawn(args, env_extra=None, u8p_only=False):
 
 
 def worker(args):
-    wls = load_workloads(args)
-    aps = approaches.available(log=log)
-    if args.u8p_only:
-        aps = [a for a in aps if a.u8p]
-    u8p = approaches.utf8pfx_module()
-    data = {"results": measure(wls, aps, args.params),
-            "isa": u8p.isa() if u8p else None}
+    results = measure(load_workloads(args), approaches.available(log=log), args.params)
     with open(args.worker_out, "w") as f:
-        json.dump(data, f)
+        json.dump(results, f)
 
 
 def merge(parts):
@@ -167,17 +160,77 @@ def isa_levels():
     return levels() if levels else ["scalar", "sse", "avx2", "avx512"]
 
 
+def _say(obj, stream=None):
+    stream = stream or sys.stdout
+    stream.write(json.dumps(obj) + "\n")
+    stream.flush()
+
+
+def serve(args):
+    """--serve (one process per ISA level, UTF8PFX_ISA set by the parent):
+    {"wl": name} sets up and calibrates the utf8pfx rows on that workload and
+    answers {"loops"}; {"round": i} takes one round and answers {key: ns}."""
+    wls = {w.name: w for w in load_workloads(args)}
+    aps = [a for a in approaches.available(log=log) if a.u8p]
+    _say({"isa": approaches.utf8pfx_module().isa()})
+    rounds = None
+    for line in sys.stdin:
+        req = json.loads(line)
+        if "wl" in req:
+            rounds = None
+            wl = wls[req["wl"]]
+            rounds = timing.Rounds([(a, a.setup(wl)) for a in aps], wl.strings,
+                                   args.params["min_time_ms"] * 1e6)
+            _say({"loops": rounds.loops})
+        else:
+            _say(rounds.round(req["round"]))
+
+
 def run_isa(args, wls):
-    """utf8pfx rows once per ISA level, each in its own process."""
-    got = {}
+    """The utf8pfx rows once per ISA level.  Each level is a process started
+    with UTF8PFX_ISA=<level> (the kernel is chosen at import); the parent
+    asks them in turn for one round at a time, rotating the order, so all
+    levels of a workload are sampled in the same time window, as the
+    approaches of the main table are."""
+    procs = {}
     for lv in isa_levels():
-        log(f"ISA {lv}:")
-        data = spawn(args, {"UTF8PFX_ISA": lv}, u8p_only=True)
-        if data["isa"] != lv:
-            log(f"note: UTF8PFX_ISA={lv} runs {data['isa']}: not available, skipped")
-            continue
-        got[lv] = report.medians(data["results"])
-    return got
+        p = subprocess.Popen(_worker_cmd(args) + ["--serve"], text=True,
+                             env=dict(os.environ, UTF8PFX_ISA=lv),
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        got = json.loads(p.stdout.readline())["isa"]
+        if got == lv:
+            procs[lv] = p
+        else:
+            log(f"note: UTF8PFX_ISA={lv} runs {got}: not available, skipped")
+            p.stdin.close()
+            p.wait()
+
+    def ask(lv, req):
+        _say(req, procs[lv].stdin)
+        return json.loads(procs[lv].stdout.readline())
+
+    results = {lv: {} for lv in procs}
+    try:
+        t0 = time.perf_counter()
+        for i, wl in enumerate(wls, 1):
+            loops = {(lv, k): n for lv in procs
+                     for k, n in ask(lv, {"wl": wl.name})["loops"].items()}
+
+            def take(rnd):
+                order = list(procs)[rnd % len(procs):] + list(procs)[:rnd % len(procs)]
+                return {(lv, k): t for lv in order
+                        for k, t in ask(lv, {"round": rnd}).items()}
+            res = timing.collect(take, loops, args.params["warmup"],
+                                 args.params["repeats"])
+            for (lv, k), r in res.items():
+                results[lv].setdefault(wl.name, {})[k] = r
+            log(f"  ISA [{i:2d}/{len(wls)}] {wl.name:<18} "
+                f"{time.perf_counter() - t0:6.1f} s")
+    finally:
+        for p in procs.values():
+            p.stdin.close()
+            p.wait()
+    return {lv: report.medians(r) for lv, r in results.items()}
 
 
 def save_pyperf(path, wls, results):
@@ -199,6 +252,8 @@ def main(argv=None):
     timing.set_clock(args.clock)
     if args.worker_out:
         return worker(args)
+    if args.serve:
+        return serve(args)
     t0 = time.perf_counter()
     u8p = approaches.utf8pfx_module()
     hdr = report.header(args.mode, args.params, u8p, approaches.protobuf_info(),
@@ -218,7 +273,7 @@ def main(argv=None):
         parts = []
         for i in range(n):
             log(f"process {i + 1}/{n}:")
-            parts.append(spawn(args)["results"])
+            parts.append(spawn(args))
         results = merge(parts)
     med = report.medians(results)
 
@@ -236,22 +291,19 @@ def main(argv=None):
             print("\n## memory on the corpus (one run, fresh strs)")
             report.print_memory(memory)
 
-    isa, isa_slower = {}, []
+    isa, isa_comps = {}, []
     if args.isa:
         isa = run_isa(args, wls)
         if isa:
-            print("\n## utf8pfx per ISA level (ns per string; ratio = t_scalar / t_level)")
-            isa_slower = report.print_isa(wls, isa, list(isa), ("one", "batch", "length"))
+            print("\n## utf8pfx per ISA level (scalar ns per string; "
+                  "ratio = t_scalar / t_level, > 1 = faster than scalar)")
+            isa_comps = report.print_isa(wls, isa, list(isa), ("one", "batch", "length"))
 
     print()
     targets = report.evaluate_targets(wls, med)
     report.print_targets(targets)
-    if args.isa and isa:
-        bad = [s for s in isa_slower if s[3] < 0.95]
-        print(f"{'FAIL' if bad else 'PASS'}  no ISA level slower than scalar on any "
-              f"workload (5% noise allowance; levels: {', '.join(isa)}): "
-              + (", ".join(f"{w} {k} {lv} {r:.2f}x" for w, k, lv, r in bad)
-                 or f"{len(isa_slower)} rows within noise"))
+    if isa:
+        report.print_isa_check(isa_comps, list(isa))
 
     path = args.json or os.path.join(
         HERE, "results", time.strftime("%Y%m%d-%H%M%S") + f"-{args.mode}.json")
@@ -261,7 +313,8 @@ def main(argv=None):
                    "approaches": {a.key: {"label": a.label, "fresh": a.fresh}
                                   for a in aps},
                    "results": results, "medians_ns": med, "memory": memory,
-                   "isa_medians_ns": isa, "targets": targets}, f, indent=1)
+                   "isa_medians_ns": isa, "isa_comparisons": isa_comps,
+                   "targets": targets}, f, indent=1)
     print(f"\nresults: {path}  ({time.perf_counter() - t0:.0f} s)")
     if args.plot:
         report.plot(wls, med, args.plot, [k for k in PLOT_KEYS

@@ -75,18 +75,40 @@ def calibrate(approach, run, strings, min_time_ns):
     return min(loops, MAX_LOOPS)
 
 
+class Rounds:
+    """Samples of several approaches on one workload, one round at a time:
+    each round takes one sample of every approach, in an order rotated by
+    the round number.  Loops are calibrated when the object is made."""
+
+    def __init__(self, runners, strings, min_time_ns):
+        self.runners, self.strings = runners, strings
+        self.loops = {a.key: calibrate(a, run, strings, min_time_ns)
+                      for a, run in runners}
+
+    def round(self, rnd):
+        """{key: ns per run} for one round."""
+        k = rnd % len(self.runners)
+        return {a.key: _time(run, _inputs(a, self.strings, self.loops[a.key]))
+                for a, run in self.runners[k:] + self.runners[:k]}
+
+
+def collect(take_round, loops, warmup, repeats):
+    """{key: {"loops", "samples"}} from warmup + repeats rounds, the warm-up
+    rounds dropped.  take_round(rnd) -> {key: ns}."""
+    out = {k: {"loops": n, "samples": []} for k, n in loops.items()}
+    for rnd in range(warmup + repeats):
+        got = take_round(rnd)
+        if rnd >= warmup:
+            for k, t in got.items():
+                out[k]["samples"].append(t)
+    return out
+
+
 def sample_workload(runners, strings, *, warmup, repeats, min_time_ns):
     """runners: list of (approach, run).  Returns {key: {"loops", "samples"}}
     with samples in ns per run (one run = the whole workload)."""
-    loops = {a.key: calibrate(a, run, strings, min_time_ns) for a, run in runners}
-    out = {a.key: {"loops": loops[a.key], "samples": []} for a, _ in runners}
-    for rnd in range(warmup + repeats):
-        k = rnd % len(runners)
-        for a, run in runners[k:] + runners[:k]:
-            t = _time(run, _inputs(a, strings, loops[a.key]))
-            if rnd >= warmup:
-                out[a.key]["samples"].append(t)
-    return out
+    r = Rounds(runners, strings, min_time_ns)
+    return collect(r.round, r.loops, warmup, repeats)
 
 
 def summary(samples):

@@ -4,8 +4,8 @@ A workload is a list of distinct str objects that every approach turns into
 one blob.  Synthetic kinds mirror the seed benchmarks (Lucene PR #16280:
 ascii / cjk / latin_ext x 1..40 / medium / long / vlarge; Ignite
 IGNITE-27088: ascii / latin1 / cyrillic / mixed x 8 / 64 / 512 / 4096).
-Everything is derived from a fixed seed, so two processes (or two machines)
-build byte-identical workloads.
+Everything is derived from a fixed seed, so two processes (or two machines
+with the same Python `random`) build byte-identical workloads.
 """
 import fnmatch
 import functools
@@ -31,7 +31,6 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CORPUS_DIR = os.path.join(REPO, "..", "shared", "corpus")
 
 # --- alphabets (real ranges) -------------------------------------------------
-_LOWER = "abcdefghijklmnopqrstuvwxyz"
 _LETTER_FREQ = "eeeeeeeeeeeetttttttttaaaaaaaaoooooooiiiiiiinnnnnnnssssssrrrrrr" \
                "hhhhhhllllddddcccuuummwwffggyyppbbvkjxqz"
 # Latin-1 accented letters (U+00C0..U+00FF minus the two operators).
