@@ -197,13 +197,17 @@ def run_isa(args, wls):
         p = subprocess.Popen(_worker_cmd(args) + ["--serve"], text=True,
                              env=dict(os.environ, UTF8PFX_ISA=lv),
                              stdin=subprocess.PIPE, stdout=subprocess.PIPE)
-        got = json.loads(p.stdout.readline())["isa"]
+        first = p.stdout.readline()      # empty if the level made import fail
+        got = json.loads(first)["isa"] if first else "an import error"
         if got == lv:
             procs[lv] = p
         else:
             log(f"note: UTF8PFX_ISA={lv} runs {got}: not available, skipped")
             p.stdin.close()
             p.wait()
+
+    if not procs:
+        return {}
 
     def ask(lv, req):
         _say(req, procs[lv].stdin)
@@ -279,8 +283,10 @@ def main(argv=None):
 
     print("## ns per string, median ± half the interquartile range")
     report.print_approach_table(wls, results, [a.key for a in aps])
-    print("\n## utf8pfx per workload (ratios: t_peer / t_utf8pfx, > 1 = utf8pfx faster)")
-    report.print_summary_table(wls, med)
+    if u8p is not None:
+        print("\n## utf8pfx per workload (ratios: t_peer / t_utf8pfx, "
+              "> 1 = utf8pfx faster)")
+        report.print_summary_table(wls, med)
 
     memory = {}
     if not args.no_memory:
