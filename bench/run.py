@@ -186,55 +186,61 @@ def serve(args):
             _say(rounds.round(req["round"]))
 
 
-def run_isa(args, wls):
-    """The utf8pfx rows once per ISA level.  Each level is a process started
-    with UTF8PFX_ISA=<level> (the kernel is chosen at import); the parent
-    asks them in turn for one round at a time, rotating the order, so all
-    levels of a workload are sampled in the same time window, as the
-    approaches of the main table are."""
-    procs = {}
-    for lv in isa_levels():
-        p = subprocess.Popen(_worker_cmd(args) + ["--serve"], text=True,
-                             env=dict(os.environ, UTF8PFX_ISA=lv),
-                             stdin=subprocess.PIPE, stdout=subprocess.PIPE)
-        first = p.stdout.readline()      # empty if the level made import fail
-        got = json.loads(first)["isa"] if first else "an import error"
-        if got == lv:
-            procs[lv] = p
-        else:
-            log(f"note: UTF8PFX_ISA={lv} runs {got}: not available, skipped")
-            p.stdin.close()
-            p.wait()
-
+def run_isa(args, wls, levels):
+    """The utf8pfx rows once per ISA level.  Each level runs in processes
+    started with UTF8PFX_ISA=<level> (the kernel is chosen at import), at
+    least 2 per level: the same code measured 30 % apart in two processes
+    (heap layout, which core), so one process per level is not enough.
+    The parent asks every process in turn for one round at a time, rotating
+    the order, so all levels of a workload are sampled in the same time
+    window, as the approaches of the main table are; samples of a level's
+    processes are pooled."""
+    n = max(2, args.params["processes"])
+    procs = {}                          # (level, i) -> Popen
+    for lv in levels:
+        for i in range(n):
+            p = subprocess.Popen(_worker_cmd(args) + ["--serve"], text=True,
+                                 env=dict(os.environ, UTF8PFX_ISA=lv),
+                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+            first = p.stdout.readline()  # empty if the level made import fail
+            got = json.loads(first)["isa"] if first else "an import error"
+            if got != lv:
+                log(f"note: UTF8PFX_ISA={lv} runs {got}: not available, skipped")
+                p.stdin.close()
+                p.wait()
+                break
+            procs[(lv, i)] = p
     if not procs:
         return {}
 
-    def ask(lv, req):
-        _say(req, procs[lv].stdin)
-        return json.loads(procs[lv].stdout.readline())
+    def ask(who, req):
+        _say(req, procs[who].stdin)
+        return json.loads(procs[who].stdout.readline())
 
-    results = {lv: {} for lv in procs}
+    parts = {who: {} for who in procs}  # (level, i) -> {wl: {key: samples}}
+    order = list(procs)
     try:
         t0 = time.perf_counter()
         for i, wl in enumerate(wls, 1):
-            loops = {(lv, k): n for lv in procs
-                     for k, n in ask(lv, {"wl": wl.name})["loops"].items()}
+            loops = {(who, k): n for who in order
+                     for k, n in ask(who, {"wl": wl.name})["loops"].items()}
 
             def take(rnd):
-                order = list(procs)[rnd % len(procs):] + list(procs)[:rnd % len(procs)]
-                return {(lv, k): t for lv in order
-                        for k, t in ask(lv, {"round": rnd}).items()}
+                r = rnd % len(order)
+                return {(who, k): t for who in order[r:] + order[:r]
+                        for k, t in ask(who, {"round": rnd}).items()}
             res = timing.collect(take, loops, args.params["warmup"],
                                  args.params["repeats"])
-            for (lv, k), r in res.items():
-                results[lv].setdefault(wl.name, {})[k] = r
+            for (who, k), r in res.items():
+                parts[who].setdefault(wl.name, {})[k] = r
             log(f"  ISA [{i:2d}/{len(wls)}] {wl.name:<18} "
                 f"{time.perf_counter() - t0:6.1f} s")
     finally:
         for p in procs.values():
             p.stdin.close()
             p.wait()
-    return {lv: report.medians(r) for lv, r in results.items()}
+    return {lv: report.medians(merge([parts[who] for who in order if who[0] == lv]))
+            for lv in dict.fromkeys(who[0] for who in order)}
 
 
 def save_pyperf(path, wls, results):
@@ -297,10 +303,11 @@ def main(argv=None):
             print("\n## memory on the corpus (one run, fresh strs)")
             report.print_memory(memory)
 
+    levels = isa_levels() if args.isa else []
     isa, isa_comps = {}, []
-    if args.isa:
-        isa = run_isa(args, wls)
-        if isa:
+    if len(levels) > 1:                 # scalar alone: nothing to compare
+        isa = run_isa(args, wls, levels)
+        if len(isa) > 1:
             print("\n## utf8pfx per ISA level (scalar ns per string; "
                   "ratio = t_scalar / t_level, > 1 = faster than scalar)")
             isa_comps = report.print_isa(wls, isa, list(isa), ("one", "batch", "length"))
@@ -308,8 +315,8 @@ def main(argv=None):
     print()
     targets = report.evaluate_targets(wls, med)
     report.print_targets(targets)
-    if isa:
-        report.print_isa_check(isa_comps, list(isa))
+    if args.isa:
+        report.print_isa_check(isa_comps, list(isa) or levels)
 
     path = args.json or os.path.join(
         HERE, "results", time.strftime("%Y%m%d-%H%M%S") + f"-{args.mode}.json")
