@@ -23,9 +23,9 @@ MODES = {
     # repeats: samples kept per approach and process; warmup: samples dropped;
     # min_time_ms: length of one sample; corpus_max: strings per corpus file
     # (an even stride over the file; None = all of it).
-    "quick": {"repeats": 7, "warmup": 1, "min_time_ms": 2.0, "processes": 1,
+    "quick": {"repeats": 11, "warmup": 1, "min_time_ms": 2.0, "processes": 1,
               "corpus_max": 20000},
-    "full": {"repeats": 15, "warmup": 2, "min_time_ms": 10.0, "processes": 3,
+    "full": {"repeats": 21, "warmup": 2, "min_time_ms": 10.0, "processes": 3,
              "corpus_max": None},
 }
 PLOT_KEYS = ("py", "encode", "pb", "mp", "one", "batch", "copy")

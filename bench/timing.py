@@ -4,10 +4,14 @@ For one workload, every approach is sampled in turn within the same round
 (round-robin, order rotated each round), so that load from other processes
 on a shared machine hits all approaches alike and ratios stay meaningful.
 
-A sample times `loops` back-to-back runs and records ns per run.  Inputs
-are made before the clock starts: approaches marked `fresh` get a new copy
-of every string for every run (see fresh_copies), the others the same list.
-The cyclic GC is off inside the timed region (as timeit does).
+A sample times `loops` back-to-back runs and records ns per run, less the
+cost of reading the clock.  Inputs are made before the clock starts:
+approaches marked `fresh` get a new copy of every string for every run (see
+fresh_copies), the others the same list.  The fresh copies of one sample
+are capped at MAX_FRESH_BYTES: an uncapped fast approach got ~45 loops of
+copies (26 MB, out of cache) where a slow one got 2, and the no-op floor
+came out 3x slower per string on 40-character strings than on 8-character
+ones.  The cyclic GC is off inside the timed region (as timeit does).
 
 The clock is this thread's CPU time (CLOCK_THREAD_CPUTIME_ID), not wall
 time: on a machine shared with other jobs, time spent descheduled would
@@ -19,10 +23,11 @@ perf_counter (for an idle machine).
 import gc
 import math
 import statistics
+import sys
 import time
 
-# Memory guard for fresh copies: strings made per sample, at most.
-MAX_FRESH_STRINGS = 300_000
+# Fresh copies per sample, in bytes of str objects (about an L2 cache).
+MAX_FRESH_BYTES = 1 << 20
 MAX_LOOPS = 1000
 
 
@@ -48,9 +53,18 @@ CLOCKS = {"cpu": time.thread_time_ns, "wall": time.perf_counter_ns}
 _clock = CLOCKS["cpu"]
 
 
+_overhead = 0
+
+
 def set_clock(name):
-    global _clock
+    """Choose the clock and measure what reading it twice costs."""
+    global _clock, _overhead
     _clock = CLOCKS[name]
+    reads = []
+    for _ in range(201):
+        t0 = _clock()
+        reads.append(_clock() - t0)
+    _overhead = statistics.median(reads)
 
 
 def _time(run, inputs):
@@ -63,15 +77,17 @@ def _time(run, inputs):
         t1 = clock()
     finally:
         gc.enable()
-    return (t1 - t0) / len(inputs)
+    return max(t1 - t0 - _overhead, 0) / len(inputs)
 
 
 def calibrate(approach, run, strings, min_time_ns):
-    """Loops per sample so that one sample lasts about min_time_ns."""
+    """Loops per sample so that one sample lasts about min_time_ns, within
+    the MAX_FRESH_BYTES budget for approaches that get fresh copies."""
     once = _time(run, _inputs(approach, strings, 1))  # also a first warm-up
     loops = max(1, math.ceil(min_time_ns / max(once, 1.0)))
     if approach.fresh:
-        loops = min(loops, max(1, MAX_FRESH_STRINGS // max(1, len(strings))))
+        size = sum(map(sys.getsizeof, strings))
+        loops = min(loops, max(1, MAX_FRESH_BYTES // size))
     return min(loops, MAX_LOOPS)
 
 
