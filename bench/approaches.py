@@ -157,24 +157,17 @@ def _u8p_one(wl):
     return run
 
 
-def _u8p_batch(wl):
-    w = _writer(wl)
+def _u8p_batch(bytes_out):
+    """write_strings on the pre-sized writer; with bytes_out, getvalue() too."""
+    def setup(wl):
+        w = _writer(wl)
 
-    def run(strings):
-        w.clear()
-        w.write_strings(strings)
-        return w
-    return run
-
-
-def _u8p_batch_bytes(wl):
-    w = _writer(wl)
-
-    def run(strings):
-        w.clear()
-        w.write_strings(strings)
-        return w.getvalue()
-    return run
+        def run(strings):
+            w.clear()
+            w.write_strings(strings)
+            return w.getvalue() if bytes_out else w
+        return run
+    return setup
 
 
 def _u8p_len(_wl):
@@ -192,9 +185,9 @@ ALL = (
     Approach("mp_warm", "msgpack.packb(list), UTF-8 already cached", _msgpack,
              fresh=False),
     Approach("one", "utf8pfx write_string per call", _u8p_one, u8p=True),
-    Approach("batch", "utf8pfx write_strings", _u8p_batch, u8p=True),
+    Approach("batch", "utf8pfx write_strings", _u8p_batch(False), u8p=True),
     Approach("batch_bytes", "utf8pfx write_strings + getvalue()",
-             _u8p_batch_bytes, u8p=True),
+             _u8p_batch(True), u8p=True),
     Approach("length", "utf8pfx utf8_length per call (no output)", _u8p_len,
              u8p=True),
     Approach("copy", "floor: memcpy of the UTF-8 size (memoryview slice)",
