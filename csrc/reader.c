@@ -9,6 +9,11 @@
  *   u8p_vint_read (never past the data) -> length <= bytes left (checked
  *   before anything is allocated) -> scan (validates; gives the code point
  *   count and the PEP 393 class) -> PyUnicode_New(ncp, maxchar) -> transcode.
+ *   Payloads of 64+ bytes below U+0100 take a shortcut where the kernel level
+ *   has one: prescan (max byte, ncp; no validation) -> PyUnicode_New ->
+ *   to_ucs1_checked, which validates as it writes and never writes past the
+ *   allocated ncp; if it rejects the bytes the str is dropped and the scan
+ *   above runs for the exact error.
  * Each failure raises ValueError naming what was expected and the absolute
  * offset, or UnicodeDecodeError.  The position only moves once a whole call
  * has succeeded; read_strings() is all or nothing.
@@ -240,6 +245,26 @@ decode_payload(const rd_ctx *c, Py_ssize_t off, Py_ssize_t n)
             if (s != NULL)
                 memcpy(PyUnicode_1BYTE_DATA(s), p, (size_t)n);
             return s;
+        }
+    }
+    if (n >= 64 && u8p_D->prescan != NULL) {
+        /* code points < U+0100: validation fused with the transcode */
+        size_t ncp;
+        uint8_t maxb = u8p_D->prescan(p, (size_t)n, &ncp);
+        if (maxb < 0x80) {
+            s = PyUnicode_New(n, 0x7F);
+            if (s != NULL)
+                memcpy(PyUnicode_1BYTE_DATA(s), p, (size_t)n);
+            return s;
+        }
+        if (maxb < 0xC4) {
+            s = PyUnicode_New((Py_ssize_t)ncp, 0xFF);
+            if (s == NULL)
+                return NULL;
+            if (u8p_D->to_ucs1_checked(p, (size_t)n, PyUnicode_1BYTE_DATA(s), ncp)
+                == U8P_DEC_OK)
+                return s;
+            Py_DECREF(s); /* invalid: the scan below finds the error */
         }
     }
     st = u8p_D->scan(p, (size_t)n, c->eh == U8P_ERR_SURROGATEPASS, &r);
@@ -898,54 +923,30 @@ mod_decode_isa(PyObject *module, PyObject *Py_UNUSED(ignored))
     return PyUnicode_FromString(u8p_D->name);
 }
 
+static const char *
+dec_level_name(u8p_isa level)
+{
+    const u8p_dec_kernels *k = u8p_dec_kernels_for_level(level);
+    return k ? k->name : NULL;
+}
+
 static PyObject *
 mod_decode_isa_levels(PyObject *module, PyObject *Py_UNUSED(ignored))
 {
-    PyObject *list = PyList_New(0);
-    int lvl;
     (void)module;
-    if (list == NULL)
-        return NULL;
-    for (lvl = 0; lvl < U8P_ISA_COUNT; lvl++) {
-        const u8p_dec_kernels *k = u8p_dec_kernels_for_level((u8p_isa)lvl);
-        PyObject *name;
-        if (k == NULL)
-            continue;
-        name = PyUnicode_FromString(k->name);
-        if (name == NULL || PyList_Append(list, name) < 0) {
-            Py_XDECREF(name);
-            Py_DECREF(list);
-            return NULL;
-        }
-        Py_DECREF(name);
-    }
-    return list;
+    return u8p_level_list(dec_level_name);
 }
 
 static PyObject *
 mod_set_decode_isa(PyObject *module, PyObject *arg)
 {
-    const char *name, *prev = u8p_D->name;
-    int lvl;
+    const char *prev = u8p_D->name;
+    int lvl = u8p_level_arg(arg, dec_level_name, "_set_decode_isa");
     (void)module;
-    if (!PyUnicode_Check(arg)) {
-        PyErr_Format(PyExc_TypeError, "_set_decode_isa() argument must be str, not %.200s",
-                     Py_TYPE(arg)->tp_name);
+    if (lvl < 0)
         return NULL;
-    }
-    name = PyUnicode_AsUTF8(arg);
-    if (name == NULL)
-        return NULL;
-    for (lvl = 0; lvl < U8P_ISA_COUNT; lvl++) {
-        const u8p_dec_kernels *k = u8p_dec_kernels_for_level((u8p_isa)lvl);
-        if (k != NULL && strcmp(k->name, name) == 0) {
-            u8p_D = k;
-            return PyUnicode_FromString(prev);
-        }
-    }
-    PyErr_Format(PyExc_ValueError, "decode ISA level %R is not available on this CPU/build",
-                 arg);
-    return NULL;
+    u8p_D = u8p_dec_kernels_for_level((u8p_isa)lvl);
+    return PyUnicode_FromString(prev);
 }
 
 static PyMethodDef reader_functions[] = {

@@ -28,6 +28,21 @@
  *       the kind res.maxchar selects.  They trust the input: never call them
  *       on bytes scan() did not accept.  Return the code units written.
  *
+ *   prescan / to_ucs1_checked  (optional: NULL where a level has none)
+ *       A one-and-a-half-pass path for payloads whose code points are all
+ *       below U+0100, where validation is cheap enough to fuse with the
+ *       transcode.  prescan(src, n, &ncp) validates nothing: it returns the
+ *       largest byte if that is below 0xC4, with ncp = n minus the
+ *       continuation bytes; once it meets a byte >= 0xC4 it may stop and
+ *       return that byte (ncp is then meaningless: use scan()).  If it
+ *       returns < 0x80 the payload is ASCII (valid, ncp == n).
+ *       to_ucs1_checked(src, n, dst, cap) validates and transcodes at once:
+ *       it returns U8P_DEC_OK iff the payload is valid UTF-8 with every
+ *       code point below U+0100 and exactly cap of them, written to dst.
+ *       It trusts nothing (any bytes, any cap) and never writes outside
+ *       [dst, dst+cap); on failure dst holds garbage and the status is not
+ *       the exact reason: call scan() for the reason and bounds.
+ *
  * No kernel reads outside [src, src+n) or writes outside [dst, dst+ncp).
  * A SIMD kernel that meets an error defers to the scalar scan for the exact
  * bounds, so every level reports the same result.
@@ -65,6 +80,9 @@ typedef struct u8p_dec_kernels {
     size_t (*to_ucs1)(const uint8_t *src, size_t n, uint8_t *dst);
     size_t (*to_ucs2)(const uint8_t *src, size_t n, uint16_t *dst);
     size_t (*to_ucs4)(const uint8_t *src, size_t n, uint32_t *dst);
+    uint8_t (*prescan)(const uint8_t *src, size_t n, size_t *ncp);
+    u8p_dec_status (*to_ucs1_checked)(const uint8_t *src, size_t n, uint8_t *dst,
+                                      size_t cap);
 } u8p_dec_kernels;
 
 /* CPython's wording of a status ("invalid start byte", ...); NULL for OK. */

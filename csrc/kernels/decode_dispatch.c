@@ -8,10 +8,6 @@
 
 #include "decode.h"
 
-static const char *const level_names[U8P_ISA_COUNT] = {
-    "scalar", "sse", "avx2", "avx512",
-};
-
 const u8p_dec_kernels *
 u8p_dec_kernels_for_level(u8p_isa level)
 {
@@ -34,20 +30,11 @@ u8p_dec_kernels_for_level(u8p_isa level)
 const u8p_dec_kernels *
 u8p_select_dec_kernels(const char *cap)
 {
-    int top = U8P_ISA_COUNT - 1, lvl;
-    if (cap && *cap) {
-        top = -1;
-        for (lvl = 0; lvl < U8P_ISA_COUNT; lvl++) {
-            if (strcmp(cap, level_names[lvl]) == 0)
-                top = lvl;
-        }
-        if (top < 0)
-            return NULL;
-    }
-    for (lvl = top; lvl >= 0; lvl--) {
+    int lvl;
+    for (lvl = u8p_isa_cap(cap); lvl >= 0; lvl--) {
         const u8p_dec_kernels *k = u8p_dec_kernels_for_level((u8p_isa)lvl);
         if (k)
             return k;
     }
-    return &u8p_dec_kernels_scalar;
+    return u8p_isa_cap(cap) < 0 ? NULL : &u8p_dec_kernels_scalar;
 }

@@ -221,4 +221,6 @@ const u8p_dec_kernels u8p_dec_kernels_scalar = {
     scalar_to_ucs1,
     scalar_to_ucs2,
     scalar_to_ucs4,
+    NULL,
+    NULL,
 };

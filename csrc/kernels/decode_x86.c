@@ -283,7 +283,7 @@ sse_to_ucs4(const uint8_t *s, size_t n, uint32_t *d)
 }
 
 const u8p_dec_kernels u8p_dec_kernels_sse = {
-    "sse", sse_scan, sse_to_ucs1, sse_to_ucs2, sse_to_ucs4,
+    "sse", sse_scan, sse_to_ucs1, sse_to_ucs2, sse_to_ucs4, NULL, NULL,
 };
 
 /* ======================================================================
@@ -325,14 +325,16 @@ avx2_scan(const uint8_t *s, size_t n, int allow_surr, u8p_scan_result *res)
     __m256i inc = _mm256_setzero_si256(), vmax = _mm256_setzero_si256();
     size_t i = 0, cont = 0;
     uint8_t buf[32], mx[32], maxb = 0;
-    int j, last = 0;
+    int j, last = 0, after_ascii = 1;
 
     if (n < 32)
         return (n < 16 ? u8p_dec_scan_scalar : sse_scan)(s, n, allow_surr, res);
     while (!last) {
         __m256i in;
-        /* ASCII fast path: 128 bytes a step while nothing is pending */
-        while (i + 128 <= n && _mm256_testz_si256(inc, inc)) {
+        /* ASCII fast path: 128 bytes a step, tried only after an ASCII
+         * block (so nothing is pending in inc); text dense in non-ASCII
+         * would otherwise load every block twice */
+        while (after_ascii && i + 128 <= n) {
             __m256i a = _mm256_loadu_si256((const __m256i *)(s + i));
             __m256i b = _mm256_loadu_si256((const __m256i *)(s + i + 32));
             __m256i c = _mm256_loadu_si256((const __m256i *)(s + i + 64));
@@ -359,8 +361,10 @@ avx2_scan(const uint8_t *s, size_t n, int allow_surr, u8p_scan_result *res)
             err = _mm256_or_si256(err, inc);
             inc = _mm256_setzero_si256();
             prev = in;
+            after_ascii = 1;
             continue;
         }
+        after_ascii = 0;
         {
             __m256i p1 = prev_n(in, prev, 1);
             __m256i p2 = prev_n(in, prev, 2);
@@ -574,18 +578,27 @@ avx2_to_ucs2(const uint8_t *s, size_t n, uint16_t *d)
     return k;
 }
 
+/*
+ * UCS4 output is usually ASCII with a few astral code points (emoji) in it.
+ * A block that is not all ASCII is widened to 32-bit lanes and compacted
+ * (vpermd, 8 lanes a step) to drop its continuation bytes, which puts every
+ * ASCII byte at its final place; the few lead lanes are then overwritten
+ * with the code point decoded from the lead (its output index is the
+ * number of kept bytes before it).  Only a block dense in leads, where the
+ * patching would cost more, goes through the lane decoder.
+ */
 AVX2_TARGET static size_t
 avx2_to_ucs4(const uint8_t *s, size_t n, uint32_t *d)
 {
     size_t i = 0, k = 0;
     if (!cmp_ready)
         build_tables();
-    /* bound: cps from a group start g on >= (n - g - 3) / 4 >= 4 lanes */
+    /* bound: cps from a group start g on >= (n - g - 3) / 4 >= 8 lanes */
     for (; i + 64 <= n; i += 32) {
         __m256i in = _mm256_loadu_si256((const __m256i *)(s + i));
-        uint32_t m;
+        uint32_t h = (uint32_t)_mm256_movemask_epi8(in), keep, leads;
         int g;
-        if (!_mm256_movemask_epi8(in)) {
+        if (!h) {
             __m128i lo = _mm256_castsi256_si128(in);
             __m128i hi = _mm256_extracti128_si256(in, 1);
             _mm256_storeu_si256((__m256i *)(d + k), _mm256_cvtepu8_epi32(lo));
@@ -597,20 +610,189 @@ avx2_to_ucs4(const uint8_t *s, size_t n, uint32_t *d)
             k += 32;
             continue;
         }
-        m = AVX2_LEADS(in);
-        for (g = 0; g < 32; g += 8) {
-            __m256i c = avx2_cands8(s + i + g);
-            unsigned mg = (m >> g) & 0xFF;
-            EMIT(cmp32, _mm256_castsi256_si128(c), mg & 0xF, uint32_t, 4);
-            EMIT(cmp32, _mm256_extracti128_si256(c, 1), mg >> 4, uint32_t, 4);
+        keep = AVX2_LEADS(in);
+        leads = keep & h;
+        if (__builtin_popcount(leads) > 6) {
+            for (g = 0; g < 32; g += 8) {
+                __m256i c = avx2_cands8(s + i + g);
+                unsigned mg = (keep >> g) & 0xFF;
+                EMIT(cmp32, _mm256_castsi256_si128(c), mg & 0xF, uint32_t, 4);
+                EMIT(cmp32, _mm256_extracti128_si256(c, 1), mg >> 4, uint32_t, 4);
+            }
+            continue;
+        }
+        {
+            size_t k0 = k;
+            for (g = 0; g < 32; g += 8) {
+                unsigned mg = (keep >> g) & 0xFF;
+                __m256i v = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(s + i + g)));
+                __m256i ix = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)cmp8[mg]));
+                _mm256_storeu_si256((__m256i *)(d + k), _mm256_permutevar8x32_epi32(v, ix));
+                k += (size_t)__builtin_popcount(mg);
+            }
+            while (leads) {
+                unsigned p = (unsigned)__builtin_ctz(leads);
+                leads &= leads - 1;
+                d[k0 + (size_t)__builtin_popcount(keep & ((1u << p) - 1))] = dec_at(s + i + p);
+            }
         }
     }
     TAIL_LOOP(uint32_t)
     return k;
 }
 
+/*
+ * Fused path for UCS1-class payloads (see decode.h).
+ *
+ * prescan: max byte and continuation count, 4 ops per 32 bytes; stops at
+ * the first 128-byte step whose max reaches 0xC4 (scan() takes over).
+ */
+AVX2_TARGET static uint8_t
+avx2_prescan(const uint8_t *s, size_t n, size_t *ncp)
+{
+    const __m256i lim = _mm256_set1_epi8(-64), c3 = _mm256_set1_epi8((char)0xC3);
+    __m256i vmax = _mm256_setzero_si256();
+    size_t i = 0, cont = 0;
+    uint8_t mx[32], maxb = 0;
+    int j;
+
+    while (i + 128 <= n) {
+        /* byte counters: at most 4 * 63 per lane before the flush */
+        size_t stop = n - i > 128 * 63 ? i + 128 * 63 : n;
+        __m256i cnt = _mm256_setzero_si256(), sum;
+        for (; i + 128 <= stop; i += 128) {
+            __m256i a = _mm256_loadu_si256((const __m256i *)(s + i));
+            __m256i b = _mm256_loadu_si256((const __m256i *)(s + i + 32));
+            __m256i c = _mm256_loadu_si256((const __m256i *)(s + i + 64));
+            __m256i e = _mm256_loadu_si256((const __m256i *)(s + i + 96));
+            vmax = _mm256_max_epu8(vmax, _mm256_max_epu8(_mm256_max_epu8(a, b),
+                                                          _mm256_max_epu8(c, e)));
+            cnt = _mm256_sub_epi8(cnt, _mm256_cmpgt_epi8(lim, a));
+            cnt = _mm256_sub_epi8(cnt, _mm256_cmpgt_epi8(lim, b));
+            cnt = _mm256_sub_epi8(cnt, _mm256_cmpgt_epi8(lim, c));
+            cnt = _mm256_sub_epi8(cnt, _mm256_cmpgt_epi8(lim, e));
+            if (!_mm256_testz_si256(_mm256_subs_epu8(vmax, c3), _mm256_subs_epu8(vmax, c3)))
+                return 0xFF; /* some byte >= 0xC4 */
+        }
+        sum = _mm256_sad_epu8(cnt, _mm256_setzero_si256());
+        cont += (size_t)_mm256_extract_epi64(sum, 0) + (size_t)_mm256_extract_epi64(sum, 1)
+                + (size_t)_mm256_extract_epi64(sum, 2) + (size_t)_mm256_extract_epi64(sum, 3);
+    }
+    for (; i + 32 <= n; i += 32) {
+        __m256i a = _mm256_loadu_si256((const __m256i *)(s + i));
+        vmax = _mm256_max_epu8(vmax, a);
+        cont += (size_t)__builtin_popcount(
+            (unsigned)_mm256_movemask_epi8(_mm256_cmpgt_epi8(lim, a)));
+    }
+    for (; i < n; i++) {
+        cont += (s[i] & 0xC0) == 0x80;
+        if (s[i] > maxb)
+            maxb = s[i];
+    }
+    _mm256_storeu_si256((__m256i *)mx, vmax);
+    for (j = 0; j < 32; j++)
+        if (mx[j] > maxb)
+            maxb = mx[j];
+    *ncp = n - cont;
+    return maxb;
+}
+
+/*
+ * One 32-byte block of UCS1-class UTF-8: in = the bytes, pv = the same
+ * bytes shifted by one (pv[0] is the byte before the block, 0 at the
+ * start).  Validation on the movemasks: H = bytes >= 0x80, C = continuation
+ * bytes, L = C2/C3 bytes.  The block is valid iff every byte >= 0x80 that is
+ * not a continuation is C2/C3 (H ^ C == L) and the continuations are exactly
+ * the bytes after a lead ((L << 1) | carry == C); the lead in the last byte
+ * carries into the next block.  The code unit of a 2-byte sequence sits on
+ * its continuation byte: 80..BF after C2, + 0x40 after C3; leads are
+ * squeezed out with the 8-lane compaction table.  Writes at most 32 bytes at
+ * d; returns the number kept, or -1 when invalid.
+ */
+AVX2_TARGET static inline int
+ucs1_block(__m256i in, __m256i pv, uint32_t *carry, uint8_t *d)
+{
+    uint32_t H = (uint32_t)_mm256_movemask_epi8(in);
+    uint32_t C = (uint32_t)_mm256_movemask_epi8(_mm256_cmpgt_epi8(_mm256_set1_epi8(-64), in));
+    uint32_t L = (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(
+        _mm256_and_si256(in, _mm256_set1_epi8((char)0xFE)), _mm256_set1_epi8((char)0xC2)));
+    uint32_t keep = ~L;
+    __m256i v;
+    __m128i lo, hi;
+    int k = 0;
+    if ((H ^ C) != L || ((L << 1) | *carry) != C)
+        return -1;
+    *carry = L >> 31;
+    v = _mm256_add_epi8(in, _mm256_and_si256(
+                                _mm256_cmpeq_epi8(pv, _mm256_set1_epi8((char)0xC3)),
+                                _mm256_set1_epi8(0x40)));
+    lo = _mm256_castsi256_si128(v);
+    hi = _mm256_extracti128_si256(v, 1);
+#define EMIT8(vec, mk)                                                        \
+    do {                                                                      \
+        unsigned mk_ = (mk);                                                  \
+        __m128i sh_ = _mm_loadu_si128((const __m128i *)cmp8[mk_]);            \
+        _mm_storel_epi64((__m128i *)(d + k), _mm_shuffle_epi8((vec), sh_));   \
+        k += __builtin_popcount(mk_);                                         \
+    } while (0)
+    EMIT8(lo, keep & 0xFF);
+    EMIT8(_mm_srli_si128(lo, 8), (keep >> 8) & 0xFF);
+    EMIT8(hi, (keep >> 16) & 0xFF);
+    EMIT8(_mm_srli_si128(hi, 8), keep >> 24);
+#undef EMIT8
+    return k;
+}
+
+AVX2_TARGET static u8p_dec_status
+avx2_to_ucs1_checked(const uint8_t *s, size_t n, uint8_t *d, size_t cap)
+{
+    size_t i = 0, k = 0;
+    uint32_t carry = 0;
+    if (!cmp_ready)
+        build_tables();
+    /* full blocks while 32 more units fit */
+    while (i + 32 <= n && k + 32 <= cap) {
+        __m256i in = _mm256_loadu_si256((const __m256i *)(s + i)), pv;
+        int e;
+        if (!_mm256_movemask_epi8(in) && !carry) {
+            _mm256_storeu_si256((__m256i *)(d + k), in);
+            i += 32;
+            k += 32;
+            continue;
+        }
+        pv = i ? _mm256_loadu_si256((const __m256i *)(s + i - 1))
+               : prev_n(in, _mm256_setzero_si256(), 1);
+        e = ucs1_block(in, pv, &carry, d + k);
+        if (e < 0)
+            return U8P_DEC_INVALID_START;
+        i += 32;
+        k += (size_t)e;
+    }
+    /* the rest: zero-padded blocks through a buffer, output bounded by cap */
+    while (i < n) {
+        uint8_t buf[33], out[32];
+        size_t m = n - i < 32 ? n - i : 32;
+        int e;
+        memset(buf, 0, sizeof buf);
+        buf[0] = i ? s[i - 1] : 0;
+        memcpy(buf + 1, s + i, m);
+        e = ucs1_block(_mm256_loadu_si256((const __m256i *)(buf + 1)),
+                       _mm256_loadu_si256((const __m256i *)buf), &carry, out);
+        if (e < 0)
+            return U8P_DEC_INVALID_START;
+        e -= (int)(32 - m); /* the zero padding kept one unit a byte */
+        if ((size_t)e > cap - k)
+            return U8P_DEC_INVALID_START;
+        memcpy(d + k, out, (size_t)e);
+        k += (size_t)e;
+        i += m;
+    }
+    return carry || k != cap ? U8P_DEC_UNEXPECTED_END : U8P_DEC_OK;
+}
+
 const u8p_dec_kernels u8p_dec_kernels_avx2 = {
-    "avx2", avx2_scan, avx2_to_ucs1, avx2_to_ucs2, avx2_to_ucs4,
+    "avx2",       avx2_scan,    avx2_to_ucs1,         avx2_to_ucs2,
+    avx2_to_ucs4, avx2_prescan, avx2_to_ucs1_checked,
 };
 
 #endif /* __x86_64__ */

@@ -107,6 +107,34 @@ main(void)
             for (lvl = 1; lvl < U8P_ISA_COUNT; lvl++) {
                 const u8p_dec_kernels *K = levels[lvl];
                 if (!K) continue;
+                if (K->prescan) {
+                    /* fused UCS1 path: right answer, and no write past cap
+                     * even for a wrong cap or invalid bytes */
+                    size_t pn = 0, cap, q;
+                    uint8_t mb = K->prescan(src, n, &pn);
+                    int ucs1 = rs == U8P_DEC_OK && ref.maxchar <= 0xFF, d;
+                    if ((rs == U8P_DEC_OK && (mb < 0xC4) != ucs1)
+                        || (ucs1 && (pn != ref.ncp || (mb < 0x80) != (ref.maxchar == 0x7F)))) {
+                        if (failures++ < 10)
+                            printf("prescan mismatch %s iter %d n=%zu\n", K->name, iter, n);
+                    }
+                    for (d = -1; mb < 0xC4 && d <= 1; d++) {
+                        uint8_t *t;
+                        u8p_dec_status cs;
+                        int bad = 0;
+                        if (d < 0 && pn == 0) continue;
+                        cap = pn + (size_t)(long)d;
+                        t = malloc(cap ? cap : 1);
+                        cs = K->to_ucs1_checked(src, n, t, cap);
+                        if ((cs == U8P_DEC_OK) != (ucs1 && cap == ref.ncp)) bad = 1;
+                        else if (cs == U8P_DEC_OK)
+                            for (q = 0; q < cap; q++) bad |= t[q] != refout[q];
+                        if (bad && failures++ < 10)
+                            printf("to_ucs1_checked mismatch %s iter %d n=%zu cap=%zu: %d\n",
+                                   K->name, iter, n, cap, cs);
+                        free(t);
+                    }
+                }
                 memset(&got, 0, sizeof got);
                 gs = K->scan(src, n, surr, &got);
                 if (gs != rs || (rs == U8P_DEC_OK && (got.ncp != ref.ncp || got.maxchar != ref.maxchar))
@@ -118,17 +146,17 @@ main(void)
                 if (rs == U8P_DEC_OK) {
                     size_t q, w; int bad = 0;
                     if (ref.maxchar <= 0xFF) {
-                        uint8_t *t = malloc(ref.ncp + 1);
+                        uint8_t *t = malloc(ref.ncp ? ref.ncp : 1);
                         w = K->to_ucs1(src, n, t);
                         for (q = 0; q < ref.ncp; q++) bad |= t[q] != refout[q];
                         free(t);
                     } else if (ref.maxchar <= 0xFFFF) {
-                        uint16_t *t = malloc((ref.ncp + 1) * 2);
+                        uint16_t *t = malloc(ref.ncp ? ref.ncp * 2 : 2);
                         w = K->to_ucs2(src, n, t);
                         for (q = 0; q < ref.ncp; q++) bad |= t[q] != refout[q];
                         free(t);
                     } else {
-                        uint32_t *t = malloc((ref.ncp + 1) * 4);
+                        uint32_t *t = malloc(ref.ncp ? ref.ncp * 4 : 4);
                         w = K->to_ucs4(src, n, t);
                         for (q = 0; q < ref.ncp; q++) bad |= t[q] != refout[q];
                         free(t);
