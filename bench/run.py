@@ -135,7 +135,7 @@ def measure_memory(wl, aps):
     objects themselves grew (sys.getsizeof counts a cached UTF-8 copy)."""
     out = {}
     for a in aps:
-        if not a.fresh or a.key == "noop":
+        if not a.fresh or a.make_input or a.key == "noop":
             continue
         run = a.setup(wl)
         strings = timing.fresh_copies(wl.strings)

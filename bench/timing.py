@@ -45,7 +45,8 @@ def fresh_copies(strings):
 
 def _inputs(approach, strings, loops):
     if approach.fresh:
-        return [fresh_copies(strings) for _ in range(loops)]
+        make = approach.make_input or fresh_copies
+        return [make(strings) for _ in range(loops)]
     return [strings] * loops
 
 
