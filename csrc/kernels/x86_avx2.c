@@ -174,7 +174,7 @@ enc2x16(__m256i v, uint8_t *d)
 
 /* 16 code points < 0x10000 (no surrogates) in 16-bit lanes -> 16..48
  * bytes.  Each code point's UTF-8 is built right-aligned in a 32-bit lane
- * (as enc4x4 in x86_sse.c) from two 16-bit halves: hi = [b2, b3] (b3 the
+ * (as utf8_lanes in x86_sse.c) from two 16-bit halves: hi = [b2, b3] (b3 the
  * last byte) and lo = [-, b1] (the lead of a 3-byte sequence), so all the
  * arithmetic runs on 16 units per vector; unpacking lo/hi gives the lanes.
  * Stores 16 bytes at the start of units 0, 4, 8 and 12's bytes. */
@@ -221,7 +221,7 @@ enc3x16(__m256i v, uint8_t *d)
 }
 
 /* One code point's UTF-8 right-aligned in each 32-bit lane (the layout of
- * enc4x4 in x86_sse.c: lead in byte 3 - k for k + 1 bytes); *ab gets the
+ * utf8_lanes in x86_sse.c: lead in byte 3 - k for k + 1 bytes); *ab gets the
  * lane's u8p_shuf4n code as two masks: a = ge80 ^ ge10000 and b = ge800,
  * packed to 16-bit lanes [a0..a3, b0..b3] per 128-bit half. */
 U8P_AVX2_INL static inline __m256i
@@ -230,7 +230,7 @@ utf8_lanes(__m256i c, __m256i *ab)
     __m256i ge80 = _mm256_cmpgt_epi32(c, KV(W7F));
     __m256i ge800 = _mm256_cmpgt_epi32(c, KV(W7FF));
     __m256i ge10000 = _mm256_cmpgt_epi32(c, KV(WFFFF));
-    /* the four sextets, highest in byte 0 (multiplies as in enc4x4) */
+    /* the four sextets, highest in byte 0 (multiplies as in x86_sse.c) */
     __m256i in = _mm256_shuffle_epi8(c, KV(SEXT_SHUF));
     __m256i s = _mm256_or_si256(
         _mm256_mulhi_epu16(_mm256_and_si256(in, KV(W0FC0FC00)),

@@ -162,7 +162,7 @@ enc2x8(__m128i v, uint8_t *d)
 
 /* 8 code points < 0x10000 (no surrogates) in 16-bit lanes -> 8..24 bytes.
  * Each code point's UTF-8 is built right-aligned in a 32-bit lane (the
- * layout of enc4x4 below) from two 16-bit halves: hi = [b2, b3] (b3 the
+ * layout of utf8_lanes below) from two 16-bit halves: hi = [b2, b3] (b3 the
  * last byte) and lo = [-, b1] (the lead of a 3-byte sequence), so the
  * arithmetic runs on 8 units per vector; unpacking lo/hi gives the lanes.
  * Stores 16 bytes at d and at unit 4's bytes. */
@@ -193,21 +193,24 @@ enc3x8(__m128i v, uint8_t *d)
     return n0 + u8p_len4[x >> 8];
 }
 
-/* 4 code points (no surrogates, <= 0x10FFFF) in 32-bit lanes -> 4..16
- * bytes.  Stores 16 bytes at d; returns the real length.
+/* The UTF-8 of 4 code points (no surrogates, <= 0x10FFFF), one per 32-bit
+ * lane, and in *ab the masks that pick their u8p_shuf4n row.
  *
- * Lane layout shared by every 3-/4-byte path (and the AVX-512 and NEON
- * files): a sequence of 1 + k bytes sits right-aligned in its lane, lead
- * in byte 3 - k, last byte in byte 3; u8p_shuf4 is indexed by the four k
- * (2 bits each) and picks exactly those bytes, lane after lane. */
-U8P_SSE static inline size_t
-enc4x4(__m128i c, uint8_t *d)
+ * Lane layout shared by every 3-/4-byte path (and the AVX2, AVX-512 and
+ * NEON files): a sequence of 1 + k bytes sits right-aligned in its lane,
+ * lead in byte 3 - k, last byte in byte 3; u8p_shuf4 is indexed by the four
+ * k (2 bits each) and picks exactly those bytes, lane after lane.
+ * u8p_shuf4n holds the same rows under an index that compares give
+ * directly: a = ge80 ^ ge10000 and b = ge800 per lane, packed here to
+ * 16-bit lanes [a0..a3, b0..b3]; packs_epi16 of two of them and a movemask
+ * make two indices at once. */
+U8P_SSE static inline __m128i
+utf8_lanes(__m128i c, __m128i *ab)
 {
     __m128i ge80 = _mm_cmpgt_epi32(c, _mm_set1_epi32(0x7F));
     __m128i ge800 = _mm_cmpgt_epi32(c, _mm_set1_epi32(0x7FF));
     __m128i ge10000 = _mm_cmpgt_epi32(c, _mm_set1_epi32(0xFFFF));
-    /* The four 6-bit groups of c, highest in byte 0 and lowest in byte 3
-     * (the sequence is right-aligned: byte 3 is always its last byte).
+    /* The four 6-bit groups of c, highest in byte 0 and lowest in byte 3.
      * Read as a big-endian 24-bit number [c2, c1, c0] this is splitting 3
      * bytes into 4 sextets: shuffle each lane to [c1, c2, c0, c1], then
      * per 16-bit half one multiply-high moves a sextet down and one
@@ -225,13 +228,24 @@ enc4x4(__m128i c, uint8_t *d)
         _mm_xor_si128(_mm_and_si128(ge80, _mm_set1_epi32((int)0x80C00000u)),
                       _mm_and_si128(ge800, _mm_set1_epi32(0x0040E000))),
         _mm_and_si128(ge10000, _mm_set1_epi32(0x000060F0)));
-    unsigned x = (unsigned)u8p_spread8[_mm_movemask_ps(_mm_castsi128_ps(ge80))]
-                 + u8p_spread8[_mm_movemask_ps(_mm_castsi128_ps(ge800))]
-                 + u8p_spread8[_mm_movemask_ps(_mm_castsi128_ps(ge10000))];
+    *ab = _mm_packs_epi32(_mm_xor_si128(ge80, ge10000), ge800);
     /* ASCII keeps all 7 bits in byte 3 */
-    s = _mm_blendv_epi8(_mm_slli_epi32(c, 24), _mm_or_si128(s, mk), ge80);
-    st(d, _mm_shuffle_epi8(s, ld(u8p_shuf4[x])));
-    return u8p_len4[x];
+    return _mm_blendv_epi8(_mm_slli_epi32(c, 24), _mm_or_si128(s, mk), ge80);
+}
+
+/* 8 code points (no surrogates, <= 0x10FFFF) in a, b -> 8..32 bytes, one
+ * movemask for both table rows.  Stores 16 bytes at d and at unit 4's
+ * bytes. */
+U8P_SSE static inline size_t
+enc4x8(__m128i a, __m128i b, uint8_t *d)
+{
+    __m128i aba, abb;
+    __m128i sa = utf8_lanes(a, &aba), sb = utf8_lanes(b, &abb);
+    unsigned m = (unsigned)_mm_movemask_epi8(_mm_packs_epi16(aba, abb));
+    size_t n0 = u8p_len4n[m & 0xFF];
+    st(d, _mm_shuffle_epi8(sa, ld(u8p_shuf4n[m & 0xFF])));
+    st(d + n0, _mm_shuffle_epi8(sb, ld(u8p_shuf4n[m >> 8])));
+    return n0 + u8p_len4n[m >> 8];
 }
 
 /* first surrogate in src[i, end), or end */
@@ -315,9 +329,11 @@ sse_enc_ucs1(const uint8_t *src, size_t n, uint8_t *dst)
 }
 
 /* Units needed surrogate-free from i for one 8-unit block: the last 16-byte
- * store starts at most at unit i + 4 (enc4x4) or i (enc2x8), the ASCII
+ * store starts at most at unit i + 4 (enc4x8) or i (enc2x8), the ASCII
  * path reads 16 units: 24 covers all. */
 #define SSE_NEED 24
+/* ... and for UCS4's 16-unit astral step (last store at unit i + 12) */
+#define SSE_NEED4 28
 
 U8P_SSE static size_t
 sse_enc_ucs2(const uint16_t *src, size_t n, uint8_t *dst, size_t *done)
@@ -388,6 +404,17 @@ sse_enc_ucs4(const uint32_t *src, size_t n, uint8_t *dst, size_t *done)
         }
         a = ld(src + i);
         b = ld(src + i + 4);
+        if (i + SSE_NEED4 <= lim) {
+            /* 16 units at once when astral code points are about: one
+             * predictable branch instead of the ladder's */
+            __m128i c = ld(src + i + 8), e = ld(src + i + 12);
+            if (!_mm_testz_si128(_mm_or_si128(_mm_or_si128(a, b), _mm_or_si128(c, e)), k10000)) {
+                d += enc4x8(a, b, d);
+                d += enc4x8(c, e, d);
+                i += 16;
+                continue;
+            }
+        }
         o = _mm_or_si128(a, b);
         if (_mm_testz_si128(o, k80)) {
             __m128i w16 = _mm_packus_epi32(a, b);
@@ -402,8 +429,7 @@ sse_enc_ucs4(const uint32_t *src, size_t n, uint8_t *dst, size_t *done)
             d += enc3x8(_mm_packus_epi32(a, b), d);
         }
         else {
-            d += enc4x4(a, d);
-            d += enc4x4(b, d);
+            d += enc4x8(a, b, d);
         }
         i += 8;
     }
