@@ -72,6 +72,10 @@ rows(const uint8_t *lo, const uint8_t *hi)
 
 /* ---------------------------------------------------------------- lengths */
 
+/* 8 all-ones then 8 zeros: 8 ints from u8p_avx2_lanemask + 8 - r are a
+ * vpmaskmovd mask for the first r lanes */
+static const int32_t u8p_avx2_lanemask[16] = {-1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0};
+
 U8P_AVX2 static size_t
 avx2_len_ucs1(const uint8_t *src, size_t n)
 {
@@ -119,33 +123,56 @@ avx2_len_ucs2(const uint16_t *src, size_t n, size_t *nsurr)
 U8P_AVX2 static size_t
 avx2_len_ucs4(const uint32_t *src, size_t n, size_t *nsurr)
 {
-    const __m256i k80 = _mm256_set1_epi32(~0x7F);
-    const __m256i k800 = _mm256_set1_epi32(~0x7FF);
-    const __m256i k10000 = _mm256_set1_epi32(~0xFFFF);
-    const __m256i kD800 = _mm256_set1_epi32(0xD800);
+    const __m256i kFFFF = _mm256_set1_epi32(0xFFFF);
+    const __m256i kFF80 = _mm256_set1_epi16((short)0xFF80);
+    const __m256i kF800 = _mm256_set1_epi16((short)0xF800);
+    const __m256i kD800 = _mm256_set1_epi16((short)0xD800);
     const __m256i zero = _mm256_setzero_si256();
-    size_t i = 0, lt = 0, surr = 0, tsurr, tlen;
-    /* lt counts the thresholds a unit is under: it takes 4 - that bytes.
-     * 32-bit lanes grow by at most 3 a block: flush every 2**20 blocks. */
-    while (i + 8 <= n) {
-        size_t blocks = (n - i) / 8, b;
-        __m256i acc = zero, accs = zero;
-        if (blocks > ((size_t)1 << 20))
-            blocks = (size_t)1 << 20;
-        for (b = 0; b < blocks; b++, i += 8) {
-            __m256i v = ld(src + i);
-            __m256i hi = _mm256_and_si256(v, k800);
-            acc = _mm256_sub_epi32(acc, _mm256_cmpeq_epi32(_mm256_and_si256(v, k80), zero));
-            acc = _mm256_sub_epi32(acc, _mm256_cmpeq_epi32(hi, zero));
-            acc = _mm256_sub_epi32(acc, _mm256_cmpeq_epi32(_mm256_and_si256(v, k10000), zero));
-            accs = _mm256_sub_epi32(accs, _mm256_cmpeq_epi32(hi, kD800));
+    size_t i = 0, i0, lt = 0, astral = 0, surr = 0, tsurr, tlen;
+    /* 16 units a block, narrowed to 16 bits by the saturating pack (which
+     * sends astral code points to 0xFFFF: neither "< 0x80", "< 0x800" nor
+     * a surrogate, as wanted).  A unit takes 3 - lt + astral bytes, lt the
+     * thresholds 0x80, 0x800 it is under.  16-bit lanes grow by at most 2
+     * a block: flush every 8192 blocks. */
+    while (i + 16 <= n) {
+        size_t blocks = (n - i) / 16, b;
+        __m256i acc = zero, accs = zero, acca = zero;
+        if (blocks > 8192)
+            blocks = 8192;
+        for (b = 0; b < blocks; b++, i += 16) {
+            __m256i x = ld(src + i), y = ld(src + i + 8);
+            __m256i p = _mm256_packus_epi32(x, y), hi = _mm256_and_si256(p, kF800);
+            acca = _mm256_sub_epi32(acca, _mm256_cmpgt_epi32(x, kFFFF));
+            acca = _mm256_sub_epi32(acca, _mm256_cmpgt_epi32(y, kFFFF));
+            acc = _mm256_sub_epi16(acc, _mm256_cmpeq_epi16(_mm256_and_si256(p, kFF80), zero));
+            acc = _mm256_sub_epi16(acc, _mm256_cmpeq_epi16(hi, zero));
+            accs = _mm256_sub_epi16(accs, _mm256_cmpeq_epi16(hi, kD800));
         }
-        lt += hsum32(acc);
-        surr += hsum32(accs);
+        lt += hsum16(acc);
+        surr += hsum16(accs);
+        astral += hsum32(acca);
     }
-    tlen = u8p_scalar_len_ucs4(src + i, n - i, &tsurr);
+    i0 = i;
+    /* the last 1..15 units: masked loads (lanes past n read as 0, which
+     * counts 1 byte a lane: subtracted) */
+    tlen = tsurr = 0;
+    for (; i < n; i += 8) {
+        size_t r = n - i < 8 ? n - i : 8;
+        __m256i x = _mm256_maskload_epi32((const int *)(src + i),
+                                          ld(u8p_avx2_lanemask + 8 - r));
+        tlen += 8 + (size_t)__builtin_popcount(
+                        (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(
+                            _mm256_cmpgt_epi32(x, _mm256_set1_epi32(0x7F))))
+                        | (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(
+                              _mm256_cmpgt_epi32(x, _mm256_set1_epi32(0x7FF)))) << 8
+                        | (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(
+                              _mm256_cmpgt_epi32(x, kFFFF))) << 16) - (8 - r);
+        tsurr += (size_t)__builtin_popcount((unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(
+            _mm256_cmpeq_epi32(_mm256_and_si256(x, _mm256_set1_epi32((int)0xFFFFF800u)),
+                               _mm256_set1_epi32(0xD800)))));
+    }
     *nsurr = surr + tsurr;
-    return 4 * i - lt + tlen;
+    return 3 * i0 - lt + astral + tlen;
 }
 
 /* ------------------------------------------------------------ block steps */
@@ -452,6 +479,32 @@ has_surr32(__m256i a, __m256i b)
     return !_mm256_testz_si256(o, o);
 }
 
+/* Units needed surrogate-free from i for one 16-unit UCS4 block: its last
+ * 16-byte store starts at unit i + 12's bytes. */
+#define AVX2_NEED4 28
+/* Shorter tails than this are left to the scalar loop. */
+#define AVX2_TAIL_MIN 4
+
+/* r < AVX2_NEED4 surrogate-free units -> their UTF-8 at d, exactly: masked
+ * loads (lanes past r read as 0 and encode as one byte each, at the end),
+ * blocks encoded into a buffer, the real bytes copied out. */
+U8P_AVX2 static size_t
+tail_ucs4(const uint32_t *src, size_t r, uint8_t *d)
+{
+    uint8_t buf[2 * 64 + 16];
+    size_t o = 0, j;
+    for (j = 0; j < r; j += 16) {
+        size_t ra = r - j < 8 ? r - j : 8, rb = r - j < 16 ? r - j - ra : 8;
+        __m256i a = _mm256_maskload_epi32((const int *)(src + j), ld(u8p_avx2_lanemask + 8 - ra));
+        __m256i b = rb ? _mm256_maskload_epi32((const int *)(src + j + 8),
+                                               ld(u8p_avx2_lanemask + 8 - rb))
+                       : _mm256_setzero_si256();
+        o += enc_ucs4x16(a, b, buf + o) - (16 - ra - rb);
+    }
+    memcpy(d, buf, o);
+    return o;
+}
+
 U8P_AVX2 size_t
 u8p_avx2_enc_ucs4(const uint32_t *src, size_t n, uint8_t *dst, size_t *done)
 {
@@ -475,11 +528,11 @@ u8p_avx2_enc_ucs4(const uint32_t *src, size_t n, uint8_t *dst, size_t *done)
             }
         }
     }
-    /* The rest, with the surrogate scan: a block needs AVX2_NEED
+    /* The rest, with the surrogate scan: a block needs AVX2_NEED4
      * surrogate-free units from its start. */
     lim = i;
     for (;;) {
-        if (i + AVX2_NEED > lim) {
+        if (i + AVX2_NEED4 > lim) {
             size_t to;
             if (stopped || lim == n)
                 break;
@@ -490,6 +543,11 @@ u8p_avx2_enc_ucs4(const uint32_t *src, size_t n, uint8_t *dst, size_t *done)
         }
         d += enc_ucs4x16(ld(src + i), ld(src + i + 8), d);
         i += 16;
+    }
+    /* [i, lim) is surrogate-free and shorter than AVX2_NEED4 */
+    if (lim - i >= AVX2_TAIL_MIN) {
+        d += tail_ucs4(src + i, lim - i, d);
+        i = lim;
     }
     w = u8p_scalar_enc_ucs4(src + i, n - i, d, &k);
     *done = i + k;
