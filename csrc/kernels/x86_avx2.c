@@ -388,21 +388,76 @@ u8p_avx2_enc_ucs1(const uint8_t *src, size_t n, uint8_t *dst)
     return (size_t)(d - dst) + u8p_scalar_enc_ucs1(src + i, n - i, d);
 }
 
-/* Units needed surrogate-free from i for one 16-unit block: the last
- * 16-byte store starts at most at unit i + 12, the ASCII path reads 32
- * units: 32 covers all. */
-#define AVX2_NEED 32
+/* Units needed surrogate-free from i for one 16-unit block (UCS2 or UCS4):
+ * its last 16-byte store starts at most at unit i + 12's bytes. */
+#define AVX2_NEED 28
+/* Shorter tails than this are left to the scalar loops. */
+#define AVX2_TAIL_MIN 4
+
+/* 16 surrogate-free UCS2 units -> their UTF-8 at d */
+U8P_AVX2_INL static inline size_t
+enc_ucs2x16(__m256i v, uint8_t *d)
+{
+    if (_mm256_testz_si256(v, KV(HFF80))) {
+        /* packus interleaves the halves: restore unit order */
+        st128(d, _mm256_castsi256_si128(_mm256_permute4x64_epi64(_mm256_packus_epi16(v, v), 0xD8)));
+        return 16;
+    }
+    if (_mm256_testz_si256(v, KV(HF800)))
+        return enc2x16(v, d);
+    return enc3x16(v, d);
+}
+
+U8P_AVX2_INL static inline int
+has_surr16(__m256i v)
+{
+    __m256i s = _mm256_cmpeq_epi16(_mm256_and_si256(v, KV(HF800)), KV(HD800));
+    return !_mm256_testz_si256(s, s);
+}
+
+/* r < AVX2_NEED surrogate-free UCS2 units -> their UTF-8 at d, exactly:
+ * copied to a zero-padded buffer (a 0 encodes as one byte, at the end),
+ * encoded into another, the real bytes copied out. */
+U8P_AVX2 static size_t
+tail_ucs2(const uint16_t *src, size_t r, uint8_t *d)
+{
+    uint16_t in[32] = {0};
+    uint8_t buf[2 * 48 + 16];
+    size_t o;
+    memcpy(in, src, r * sizeof *src);
+    o = enc_ucs2x16(ld(in), buf);
+    if (r > 16)
+        o += enc_ucs2x16(ld(in + 16), buf + o) - (32 - r);
+    else
+        o -= 16 - r;
+    memcpy(d, buf, o);
+    return o;
+}
 
 U8P_AVX2 size_t
 u8p_avx2_enc_ucs2(const uint16_t *src, size_t n, uint8_t *dst, size_t *done)
 {
-    const __m256i kFF80 = KV(HFF80);
-    const __m256i kF800 = KV(HF800);
     uint8_t *d = dst;
-    size_t i = 0, lim = 0, k, w;
+    size_t i = 0, lim, k, w;
     int stopped = 0; /* lim is a surrogate's index */
+    /* Main loop: block i is encoded once the next 16 units are loaded and
+     * known surrogate-free, which keeps its stores inside dst. */
+    if (n >= 32) {
+        __m256i v = ld(src);
+        if (!has_surr16(v)) {
+            while (i + 32 <= n) {
+                __m256i nv = ld(src + i + 16);
+                if (has_surr16(nv))
+                    break;
+                d += enc_ucs2x16(v, d);
+                v = nv;
+                i += 16;
+            }
+        }
+    }
+    /* The rest, with the surrogate scan. */
+    lim = i;
     for (;;) {
-        __m256i v;
         if (i + AVX2_NEED > lim) {
             size_t to;
             if (stopped || lim == n)
@@ -412,30 +467,13 @@ u8p_avx2_enc_ucs2(const uint16_t *src, size_t n, uint8_t *dst, size_t *done)
             stopped = lim < to;
             continue;
         }
-        v = ld(src + i);
-        if (_mm256_testz_si256(v, kFF80)) {
-            __m256i v2 = ld(src + i + 16);
-            if (_mm256_testz_si256(v2, kFF80)) {
-                /* packus interleaves the halves: restore unit order */
-                st(d, _mm256_permute4x64_epi64(_mm256_packus_epi16(v, v2), 0xD8));
-                d += 32;
-                i += 32;
-            }
-            else {
-                st128(d, _mm256_castsi256_si128(
-                             _mm256_permute4x64_epi64(_mm256_packus_epi16(v, v), 0xD8)));
-                d += 16;
-                i += 16;
-            }
-            continue;
-        }
-        if (_mm256_testz_si256(v, kF800)) {
-            d += enc2x16(v, d);
-        }
-        else {
-            d += enc3x16(v, d);
-        }
+        d += enc_ucs2x16(ld(src + i), d);
         i += 16;
+    }
+    /* [i, lim) is surrogate-free and shorter than AVX2_NEED */
+    if (lim - i >= AVX2_TAIL_MIN) {
+        d += tail_ucs2(src + i, lim - i, d);
+        i = lim;
     }
     w = u8p_scalar_enc_ucs2(src + i, n - i, d, &k);
     *done = i + k;
@@ -479,13 +517,7 @@ has_surr32(__m256i a, __m256i b)
     return !_mm256_testz_si256(o, o);
 }
 
-/* Units needed surrogate-free from i for one 16-unit UCS4 block: its last
- * 16-byte store starts at unit i + 12's bytes. */
-#define AVX2_NEED4 28
-/* Shorter tails than this are left to the scalar loop. */
-#define AVX2_TAIL_MIN 4
-
-/* r < AVX2_NEED4 surrogate-free units -> their UTF-8 at d, exactly: masked
+/* r < AVX2_NEED surrogate-free units -> their UTF-8 at d, exactly: masked
  * loads (lanes past r read as 0 and encode as one byte each, at the end),
  * blocks encoded into a buffer, the real bytes copied out. */
 U8P_AVX2 static size_t
@@ -528,11 +560,11 @@ u8p_avx2_enc_ucs4(const uint32_t *src, size_t n, uint8_t *dst, size_t *done)
             }
         }
     }
-    /* The rest, with the surrogate scan: a block needs AVX2_NEED4
+    /* The rest, with the surrogate scan: a block needs AVX2_NEED
      * surrogate-free units from its start. */
     lim = i;
     for (;;) {
-        if (i + AVX2_NEED4 > lim) {
+        if (i + AVX2_NEED > lim) {
             size_t to;
             if (stopped || lim == n)
                 break;
@@ -544,7 +576,7 @@ u8p_avx2_enc_ucs4(const uint32_t *src, size_t n, uint8_t *dst, size_t *done)
         d += enc_ucs4x16(ld(src + i), ld(src + i + 8), d);
         i += 16;
     }
-    /* [i, lim) is surrogate-free and shorter than AVX2_NEED4 */
+    /* [i, lim) is surrogate-free and shorter than AVX2_NEED */
     if (lim - i >= AVX2_TAIL_MIN) {
         d += tail_ucs4(src + i, lim - i, d);
         i = lim;
