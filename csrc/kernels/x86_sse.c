@@ -335,6 +335,40 @@ sse_enc_ucs1(const uint8_t *src, size_t n, uint8_t *dst)
 /* ... and for UCS4's 16-unit astral step (last store at unit i + 12) */
 #define SSE_NEED4 28
 
+/* Shorter tails than this are left to the scalar loops. */
+#define SSE_TAIL_MIN 4
+
+/* 8 surrogate-free UCS2 units -> their UTF-8 at d; stores reach at most
+ * 16 bytes past unit 4's */
+U8P_SSE static inline size_t
+enc_ucs2x8(__m128i v, uint8_t *d)
+{
+    if (_mm_testz_si128(v, _mm_set1_epi16((short)0xFF80))) {
+        _mm_storel_epi64((__m128i *)d, _mm_packus_epi16(v, v));
+        return 8;
+    }
+    if (_mm_testz_si128(v, _mm_set1_epi16((short)0xF800)))
+        return enc2x8(v, d);
+    return enc3x8(v, d);
+}
+
+/* r < SSE_NEED surrogate-free UCS2 units -> their UTF-8 at d, exactly:
+ * copied to a zero-padded buffer (a 0 encodes as one byte, at the end),
+ * encoded into another, the real bytes copied out. */
+U8P_SSE static size_t
+tail_ucs2(const uint16_t *src, size_t r, uint8_t *d)
+{
+    uint16_t in[SSE_NEED] = {0};
+    uint8_t buf[3 * SSE_NEED + 16];
+    size_t o = 0, j;
+    memcpy(in, src, r * sizeof *src);
+    for (j = 0; j < r; j += 8)
+        o += enc_ucs2x8(ld(in + j), buf + o);
+    o -= (8 - r % 8) % 8;
+    memcpy(d, buf, o);
+    return o;
+}
+
 U8P_SSE static size_t
 sse_enc_ucs2(const uint16_t *src, size_t n, uint8_t *dst, size_t *done)
 {
@@ -377,22 +411,60 @@ sse_enc_ucs2(const uint16_t *src, size_t n, uint8_t *dst, size_t *done)
         }
         i += 8;
     }
+    /* [i, lim) is surrogate-free and shorter than SSE_NEED */
+    if (lim - i >= SSE_TAIL_MIN) {
+        d += tail_ucs2(src + i, lim - i, d);
+        i = lim;
+    }
     w = u8p_scalar_enc_ucs2(src + i, n - i, d, &k);
     *done = i + k;
     return (size_t)(d - dst) + w;
 }
 
+/* 8 surrogate-free UCS4 units in a, b -> their UTF-8 at d; stores reach
+ * at most 16 bytes past unit 4's */
+U8P_SSE static inline size_t
+enc_ucs4x8(__m128i a, __m128i b, uint8_t *d)
+{
+    __m128i o = _mm_or_si128(a, b);
+    if (_mm_testz_si128(o, _mm_set1_epi32(~0x7F))) {
+        __m128i w16 = _mm_packus_epi32(a, b);
+        _mm_storel_epi64((__m128i *)d, _mm_packus_epi16(w16, w16));
+        return 8;
+    }
+    /* narrow to UCS2: values < 0x10000 survive the saturating pack */
+    if (_mm_testz_si128(o, _mm_set1_epi32(~0x7FF)))
+        return enc2x8(_mm_packus_epi32(a, b), d);
+    if (_mm_testz_si128(o, _mm_set1_epi32(~0xFFFF)))
+        return enc3x8(_mm_packus_epi32(a, b), d);
+    return enc4x8(a, b, d);
+}
+
+/* r < SSE_NEED surrogate-free UCS4 units -> their UTF-8 at d, exactly (as
+ * tail_ucs2) */
+U8P_SSE static size_t
+tail_ucs4(const uint32_t *src, size_t r, uint8_t *d)
+{
+    uint32_t in[SSE_NEED] = {0};
+    uint8_t buf[4 * SSE_NEED + 16];
+    size_t o = 0, j;
+    memcpy(in, src, r * sizeof *src);
+    for (j = 0; j < r; j += 8)
+        o += enc_ucs4x8(ld(in + j), ld(in + j + 4), buf + o);
+    o -= (8 - r % 8) % 8;
+    memcpy(d, buf, o);
+    return o;
+}
+
 U8P_SSE static size_t
 sse_enc_ucs4(const uint32_t *src, size_t n, uint8_t *dst, size_t *done)
 {
-    const __m128i k80 = _mm_set1_epi32(~0x7F);
-    const __m128i k800 = _mm_set1_epi32(~0x7FF);
     const __m128i k10000 = _mm_set1_epi32(~0xFFFF);
     uint8_t *d = dst;
     size_t i = 0, lim = 0, k, w;
     int stopped = 0;
     for (;;) {
-        __m128i a, b, o;
+        __m128i a, b;
         if (i + SSE_NEED > lim) {
             size_t to;
             if (stopped || lim == n)
@@ -415,23 +487,13 @@ sse_enc_ucs4(const uint32_t *src, size_t n, uint8_t *dst, size_t *done)
                 continue;
             }
         }
-        o = _mm_or_si128(a, b);
-        if (_mm_testz_si128(o, k80)) {
-            __m128i w16 = _mm_packus_epi32(a, b);
-            _mm_storel_epi64((__m128i *)d, _mm_packus_epi16(w16, w16));
-            d += 8;
-        }
-        else if (_mm_testz_si128(o, k800)) {
-            /* narrow to UCS2: values < 0x10000 survive the saturating pack */
-            d += enc2x8(_mm_packus_epi32(a, b), d);
-        }
-        else if (_mm_testz_si128(o, k10000)) {
-            d += enc3x8(_mm_packus_epi32(a, b), d);
-        }
-        else {
-            d += enc4x8(a, b, d);
-        }
+        d += enc_ucs4x8(a, b, d);
         i += 8;
+    }
+    /* [i, lim) is surrogate-free and shorter than SSE_NEED */
+    if (lim - i >= SSE_TAIL_MIN) {
+        d += tail_ucs4(src + i, lim - i, d);
+        i = lim;
     }
     w = u8p_scalar_enc_ucs4(src + i, n - i, d, &k);
     *done = i + k;
