@@ -440,6 +440,19 @@ enc_ucs4x8(__m128i a, __m128i b, uint8_t *d)
     return enc4x8(a, b, d);
 }
 
+/* any surrogate among the 16 units in a, b, c, e (the saturating pack
+ * sends astral code points to 0xFFFF, not a surrogate) */
+U8P_SSE static inline int
+has_surr32x16(__m128i a, __m128i b, __m128i c, __m128i e)
+{
+    const __m128i kF800 = _mm_set1_epi16((short)0xF800);
+    const __m128i kD800 = _mm_set1_epi16((short)0xD800);
+    __m128i s = _mm_or_si128(
+        _mm_cmpeq_epi16(_mm_and_si128(_mm_packus_epi32(a, b), kF800), kD800),
+        _mm_cmpeq_epi16(_mm_and_si128(_mm_packus_epi32(c, e), kF800), kD800));
+    return !_mm_testz_si128(s, s);
+}
+
 /* r < SSE_NEED surrogate-free UCS4 units -> their UTF-8 at d, exactly (as
  * tail_ucs2) */
 U8P_SSE static size_t
@@ -461,8 +474,37 @@ sse_enc_ucs4(const uint32_t *src, size_t n, uint8_t *dst, size_t *done)
 {
     const __m128i k10000 = _mm_set1_epi32(~0xFFFF);
     uint8_t *d = dst;
-    size_t i = 0, lim = 0, k, w;
+    size_t i = 0, lim, k, w;
     int stopped = 0;
+    /* Main loop: 16 units a step, encoded once the next 16 are loaded and
+     * known surrogate-free (which keeps the stores inside dst); no scan. */
+    if (n >= 32) {
+        __m128i a = ld(src), b = ld(src + 4), c = ld(src + 8), e = ld(src + 12);
+        if (!has_surr32x16(a, b, c, e)) {
+            while (i + 32 <= n) {
+                __m128i na = ld(src + i + 16), nb = ld(src + i + 20);
+                __m128i nc = ld(src + i + 24), ne = ld(src + i + 28);
+                if (has_surr32x16(na, nb, nc, ne))
+                    break;
+                if (!_mm_testz_si128(_mm_or_si128(_mm_or_si128(a, b), _mm_or_si128(c, e)),
+                                     k10000)) {
+                    d += enc4x8(a, b, d);
+                    d += enc4x8(c, e, d);
+                }
+                else {
+                    d += enc_ucs4x8(a, b, d);
+                    d += enc_ucs4x8(c, e, d);
+                }
+                a = na;
+                b = nb;
+                c = nc;
+                e = ne;
+                i += 16;
+            }
+        }
+    }
+    /* The rest, with the surrogate scan. */
+    lim = i;
     for (;;) {
         __m128i a, b;
         if (i + SSE_NEED > lim) {
