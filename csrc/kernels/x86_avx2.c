@@ -472,8 +472,21 @@ u8p_avx2_enc_ucs2(const uint16_t *src, size_t n, uint8_t *dst, size_t *done)
     }
     /* [i, lim) is surrogate-free and shorter than AVX2_NEED */
     if (lim - i >= AVX2_TAIL_MIN) {
-        d += tail_ucs2(src + i, lim - i, d);
-        i = lim;
+        size_t r = lim - i;
+        if (lim >= 32) {
+            /* the 32 units up to lim all ASCII: rewrite their bytes (those
+             * before the tail are already there, the same) */
+            __m256i v = ld(src + lim - 32), v2 = ld(src + lim - 16);
+            if (_mm256_testz_si256(_mm256_or_si256(v, v2), KV(HFF80))) {
+                st(d + r - 32, _mm256_permute4x64_epi64(_mm256_packus_epi16(v, v2), 0xD8));
+                d += r;
+                i = lim;
+            }
+        }
+        if (i < lim) {
+            d += tail_ucs2(src + i, r, d);
+            i = lim;
+        }
     }
     w = u8p_scalar_enc_ucs2(src + i, n - i, d, &k);
     *done = i + k;

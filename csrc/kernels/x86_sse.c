@@ -413,8 +413,22 @@ sse_enc_ucs2(const uint16_t *src, size_t n, uint8_t *dst, size_t *done)
     }
     /* [i, lim) is surrogate-free and shorter than SSE_NEED */
     if (lim - i >= SSE_TAIL_MIN) {
-        d += tail_ucs2(src + i, lim - i, d);
-        i = lim;
+        size_t r = lim - i;
+        if (lim >= 24) {
+            /* the 24 units up to lim all ASCII: rewrite their bytes (those
+             * before the tail are already there, the same) */
+            __m128i v = ld(src + lim - 24), v2 = ld(src + lim - 16), v3 = ld(src + lim - 8);
+            if (_mm_testz_si128(_mm_or_si128(_mm_or_si128(v, v2), v3), kFF80)) {
+                _mm_storel_epi64((__m128i *)(d + r - 24), _mm_packus_epi16(v, v));
+                st(d + r - 16, _mm_packus_epi16(v2, v3));
+                d += r;
+                i = lim;
+            }
+        }
+        if (i < lim) {
+            d += tail_ucs2(src + i, r, d);
+            i = lim;
+        }
     }
     w = u8p_scalar_enc_ucs2(src + i, n - i, d, &k);
     *done = i + k;
