@@ -193,10 +193,10 @@ enc2x16(__m256i v, uint8_t *d)
     unsigned m0 = m & 0xFF, m1 = (m >> 16) & 0xFF;
     __m256i r = _mm256_shuffle_epi8(_mm256_blendv_epi8(v, two, big),
                                     rows(u8p_shuf2[m0], u8p_shuf2[m1]));
-    size_t n0 = 8 + (size_t)__builtin_popcount(m0);
+    size_t n0 = 8 + (size_t)__builtin_popcountll((uint64_t)m0);
     st128(d, _mm256_castsi256_si128(r));
     st128(d + n0, _mm256_extracti128_si256(r, 1));
-    return n0 + 8 + (size_t)__builtin_popcount(m1);
+    return n0 + 8 + (size_t)__builtin_popcountll((uint64_t)m1);
 }
 
 /* 16 code points < 0x10000 (no surrogates) in 16-bit lanes -> 16..48
@@ -355,14 +355,14 @@ enc1x32(__m256i v, unsigned m, uint8_t *d)
                                     rows(u8p_shuf2[m & 0xFF], u8p_shuf2[(m >> 16) & 0xFF]));
     __m256i b = _mm256_shuffle_epi8(_mm256_unpackhi_epi8(first, trail),
                                     rows(u8p_shuf2[(m >> 8) & 0xFF], u8p_shuf2[m >> 24]));
-    size_t n0 = 8 + (size_t)__builtin_popcount(m & 0xFF);
-    size_t n1 = 16 + (size_t)__builtin_popcount(m & 0xFFFF);
-    size_t n2 = 24 + (size_t)__builtin_popcount(m & 0xFFFFFF);
+    size_t n0 = 8 + (size_t)__builtin_popcountll((uint64_t)m & 0xFF);
+    size_t n1 = 16 + (size_t)__builtin_popcountll((uint64_t)m & 0xFFFF);
+    size_t n2 = 24 + (size_t)__builtin_popcountll((uint64_t)m & 0xFFFFFF);
     st128(d, _mm256_castsi256_si128(a));
     st128(d + n0, _mm256_castsi256_si128(b));
     st128(d + n1, _mm256_extracti128_si256(a, 1));
     st128(d + n2, _mm256_extracti128_si256(b, 1));
-    return 32 + (size_t)__builtin_popcount(m);
+    return 32 + (size_t)__builtin_popcountll((uint64_t)m);
 }
 
 U8P_AVX2 size_t

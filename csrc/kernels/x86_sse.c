@@ -157,7 +157,7 @@ enc2x8(__m128i v, uint8_t *d)
     unsigned m = (unsigned)_mm_movemask_epi8(_mm_packs_epi16(big, _mm_setzero_si128()));
     __m128i w = _mm_blendv_epi8(v, two, big);
     st(d, _mm_shuffle_epi8(w, ld(u8p_shuf2[m])));
-    return 8 + (size_t)__builtin_popcount(m);
+    return 8 + (size_t)__builtin_popcountll((uint64_t)m);
 }
 
 /* 8 code points < 0x10000 (no surrogates) in 16-bit lanes -> 8..24 bytes.
@@ -299,10 +299,10 @@ enc1x16(__m128i v, unsigned m, uint8_t *d)
     __m128i lead = _mm_sub_epi8(_mm_set1_epi8((char)0xC2), ge_c0);
     __m128i first = _mm_blendv_epi8(v, lead, v); /* high bit of v selects */
     __m128i trail = _mm_and_si128(v, _mm_set1_epi8((char)0xBF));
-    size_t n0 = 8 + (size_t)__builtin_popcount(m & 0xFF);
+    size_t n0 = 8 + (size_t)__builtin_popcountll((uint64_t)m & 0xFF);
     st(d, _mm_shuffle_epi8(_mm_unpacklo_epi8(first, trail), ld(u8p_shuf2[m & 0xFF])));
     st(d + n0, _mm_shuffle_epi8(_mm_unpackhi_epi8(first, trail), ld(u8p_shuf2[m >> 8])));
-    return 16 + (size_t)__builtin_popcount(m);
+    return 16 + (size_t)__builtin_popcountll((uint64_t)m);
 }
 
 U8P_SSE static size_t
