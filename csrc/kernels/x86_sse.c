@@ -112,33 +112,38 @@ sse_len_ucs2(const uint16_t *src, size_t n, size_t *nsurr)
 U8P_SSE static size_t
 sse_len_ucs4(const uint32_t *src, size_t n, size_t *nsurr)
 {
-    const __m128i k80 = _mm_set1_epi32(~0x7F);
-    const __m128i k800 = _mm_set1_epi32(~0x7FF);
-    const __m128i k10000 = _mm_set1_epi32(~0xFFFF);
-    const __m128i kD800 = _mm_set1_epi32(0xD800);
+    const __m128i kFFFF = _mm_set1_epi32(0xFFFF);
+    const __m128i kFF80 = _mm_set1_epi16((short)0xFF80);
+    const __m128i kF800 = _mm_set1_epi16((short)0xF800);
+    const __m128i kD800 = _mm_set1_epi16((short)0xD800);
     const __m128i zero = _mm_setzero_si128();
-    size_t i = 0, lt = 0, surr = 0, tsurr, tlen;
-    /* lt counts the thresholds a unit is under: it takes 4 - that bytes.
-     * 32-bit lanes grow by at most 3 a block: flush every 2**20 blocks. */
-    while (i + 4 <= n) {
-        size_t blocks = (n - i) / 4, b;
-        __m128i acc = zero, accs = zero;
-        if (blocks > ((size_t)1 << 20))
-            blocks = (size_t)1 << 20;
-        for (b = 0; b < blocks; b++, i += 4) {
-            __m128i v = ld(src + i);
-            __m128i hi = _mm_and_si128(v, k800);
-            acc = _mm_sub_epi32(acc, _mm_cmpeq_epi32(_mm_and_si128(v, k80), zero));
-            acc = _mm_sub_epi32(acc, _mm_cmpeq_epi32(hi, zero));
-            acc = _mm_sub_epi32(acc, _mm_cmpeq_epi32(_mm_and_si128(v, k10000), zero));
-            accs = _mm_sub_epi32(accs, _mm_cmpeq_epi32(hi, kD800));
+    size_t i = 0, lt = 0, astral = 0, surr = 0, tsurr, tlen;
+    /* 8 units a block, narrowed to 16 bits by the saturating pack (which
+     * sends astral code points to 0xFFFF: neither "< 0x80", "< 0x800" nor
+     * a surrogate, as wanted).  A unit takes 3 - lt + astral bytes, lt the
+     * thresholds 0x80, 0x800 it is under.  16-bit lanes grow by at most 2
+     * a block: flush every 8192 blocks. */
+    while (i + 8 <= n) {
+        size_t blocks = (n - i) / 8, b;
+        __m128i acc = zero, accs = zero, acca = zero;
+        if (blocks > 8192)
+            blocks = 8192;
+        for (b = 0; b < blocks; b++, i += 8) {
+            __m128i x = ld(src + i), y = ld(src + i + 4);
+            __m128i p = _mm_packus_epi32(x, y), hi = _mm_and_si128(p, kF800);
+            acca = _mm_sub_epi32(acca, _mm_cmpgt_epi32(x, kFFFF));
+            acca = _mm_sub_epi32(acca, _mm_cmpgt_epi32(y, kFFFF));
+            acc = _mm_sub_epi16(acc, _mm_cmpeq_epi16(_mm_and_si128(p, kFF80), zero));
+            acc = _mm_sub_epi16(acc, _mm_cmpeq_epi16(hi, zero));
+            accs = _mm_sub_epi16(accs, _mm_cmpeq_epi16(hi, kD800));
         }
-        lt += hsum32(acc);
-        surr += hsum32(accs);
+        lt += hsum16(acc);
+        surr += hsum16(accs);
+        astral += hsum32(acca);
     }
     tlen = u8p_scalar_len_ucs4(src + i, n - i, &tsurr);
     *nsurr = surr + tsurr;
-    return 4 * i - lt + tlen;
+    return 3 * i - lt + astral + tlen;
 }
 
 /* ------------------------------------------------------------ block steps */
