@@ -357,6 +357,17 @@ enc_ucs2x8(__m128i v, uint8_t *d)
     return enc3x8(v, d);
 }
 
+/* any surrogate among the 16 units in v, v2 */
+U8P_SSE static inline int
+has_surr16x16(__m128i v, __m128i v2)
+{
+    const __m128i kF800 = _mm_set1_epi16((short)0xF800);
+    const __m128i kD800 = _mm_set1_epi16((short)0xD800);
+    __m128i s = _mm_or_si128(_mm_cmpeq_epi16(_mm_and_si128(v, kF800), kD800),
+                             _mm_cmpeq_epi16(_mm_and_si128(v2, kF800), kD800));
+    return !_mm_testz_si128(s, s);
+}
+
 /* r < SSE_NEED surrogate-free UCS2 units -> their UTF-8 at d, exactly:
  * copied to a zero-padded buffer (a 0 encodes as one byte, at the end),
  * encoded into another, the real bytes copied out. */
@@ -380,8 +391,33 @@ sse_enc_ucs2(const uint16_t *src, size_t n, uint8_t *dst, size_t *done)
     const __m128i kFF80 = _mm_set1_epi16((short)0xFF80);
     const __m128i kF800 = _mm_set1_epi16((short)0xF800);
     uint8_t *d = dst;
-    size_t i = 0, lim = 0, k, w;
+    size_t i = 0, lim, k, w;
     int stopped = 0; /* lim is a surrogate's index */
+    /* Main loop: 16 units a step, encoded once the next 16 are loaded and
+     * known surrogate-free (which keeps the stores inside dst); no scan. */
+    if (n >= 32) {
+        __m128i v = ld(src), v2 = ld(src + 8);
+        if (!has_surr16x16(v, v2)) {
+            while (i + 32 <= n) {
+                __m128i nv = ld(src + i + 16), nv2 = ld(src + i + 24);
+                if (has_surr16x16(nv, nv2))
+                    break;
+                if (_mm_testz_si128(_mm_or_si128(v, v2), kFF80)) {
+                    st(d, _mm_packus_epi16(v, v2));
+                    d += 16;
+                }
+                else {
+                    d += enc_ucs2x8(v, d);
+                    d += enc_ucs2x8(v2, d);
+                }
+                v = nv;
+                v2 = nv2;
+                i += 16;
+            }
+        }
+    }
+    /* The rest, with the surrogate scan. */
+    lim = i;
     for (;;) {
         __m128i v;
         if (i + SSE_NEED > lim) {
