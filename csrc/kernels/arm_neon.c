@@ -211,6 +211,8 @@ neon_enc_ucs2(const uint16_t *src, size_t n, uint8_t *dst, size_t *done)
     uint8_t *d = dst;
     size_t i = 0, lim = 0, k, w;
     int stopped = 0; /* lim is a surrogate's index */
+    if (n < U8P_SIMD_MIN_UNITS)
+        return u8p_scalar_enc_ucs2(src, n, dst, done);
     for (;;) {
         uint16x8_t v;
         if (i + NEON_NEED > lim) {
@@ -257,6 +259,8 @@ neon_enc_ucs4(const uint32_t *src, size_t n, uint8_t *dst, size_t *done)
     uint8_t *d = dst;
     size_t i = 0, lim = 0, k, w;
     int stopped = 0;
+    if (n < U8P_SIMD_MIN_UNITS)
+        return u8p_scalar_enc_ucs4(src, n, dst, done);
     for (;;) {
         uint32x4_t a, b;
         uint32_t top;

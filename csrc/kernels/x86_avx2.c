@@ -440,6 +440,8 @@ u8p_avx2_enc_ucs2(const uint16_t *src, size_t n, uint8_t *dst, size_t *done)
     uint8_t *d = dst;
     size_t i = 0, lim, k, w;
     int stopped = 0; /* lim is a surrogate's index */
+    if (n < U8P_SIMD_MIN_UNITS)
+        return u8p_scalar_enc_ucs2(src, n, dst, done);
     /* Main loop: block i is encoded once the next 16 units are loaded and
      * known surrogate-free, which keeps its stores inside dst. */
     if (n >= 32) {
@@ -556,6 +558,8 @@ u8p_avx2_enc_ucs4(const uint32_t *src, size_t n, uint8_t *dst, size_t *done)
     uint8_t *d = dst;
     size_t i = 0, lim, k, w;
     int stopped = 0;
+    if (n < U8P_SIMD_MIN_UNITS)
+        return u8p_scalar_enc_ucs4(src, n, dst, done);
     /* Main loop: block i is encoded once the next 16 units are loaded and
      * known surrogate-free, which keeps its stores inside dst (they reach
      * at most 12 units' worth of bytes past the block). */

@@ -185,6 +185,8 @@ vbmi2_enc_ucs2(const uint16_t *src, size_t n, uint8_t *dst, size_t *done)
     const __m512i kD800 = _mm512_set1_epi32(0xD800);
     uint8_t *d = dst;
     size_t i = 0;
+    if (n < U8P_SIMD_MIN_UNITS)
+        return u8p_scalar_enc_ucs2(src, n, dst, done);
     while (i < n) {
         size_t take = n - i < 16 ? n - i : 16;
         __mmask16 lanes = (__mmask16)low_bits64(take), sur;
@@ -223,6 +225,8 @@ vbmi2_enc_ucs4(const uint32_t *src, size_t n, uint8_t *dst, size_t *done)
     const __m512i kD800 = _mm512_set1_epi32(0xD800);
     uint8_t *d = dst;
     size_t i = 0;
+    if (n < U8P_SIMD_MIN_UNITS)
+        return u8p_scalar_enc_ucs4(src, n, dst, done);
     while (i < n) {
         size_t take = n - i < 16 ? n - i : 16;
         __mmask16 lanes = (__mmask16)low_bits64(take), sur;

@@ -393,6 +393,8 @@ sse_enc_ucs2(const uint16_t *src, size_t n, uint8_t *dst, size_t *done)
     uint8_t *d = dst;
     size_t i = 0, lim, k, w;
     int stopped = 0; /* lim is a surrogate's index */
+    if (n < U8P_SIMD_MIN_UNITS)
+        return u8p_scalar_enc_ucs2(src, n, dst, done);
     /* Main loop: 16 units a step, encoded once the next 16 are loaded and
      * known surrogate-free (which keeps the stores inside dst); no scan. */
     if (n >= 32) {
@@ -531,6 +533,8 @@ sse_enc_ucs4(const uint32_t *src, size_t n, uint8_t *dst, size_t *done)
     uint8_t *d = dst;
     size_t i = 0, lim, k, w;
     int stopped = 0;
+    if (n < U8P_SIMD_MIN_UNITS)
+        return u8p_scalar_enc_ucs4(src, n, dst, done);
     /* Main loop: 16 units a step, encoded once the next 16 are loaded and
      * known surrogate-free (which keeps the stores inside dst); no scan. */
     if (n >= 32) {
