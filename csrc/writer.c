@@ -15,6 +15,11 @@
  *                encode error, BufferError, MemoryError) leaves the value
  *                exactly as it was.  write_strings rolls len back to where
  *                the call started.
+ *   busy         set while write_strings runs: it calls Python code (the
+ *                iterator, a custom error handler) while holding the start
+ *                of its batch, so from there every change to the writer,
+ *                and a new buffer export, raises instead of corrupting the
+ *                batch or exposing bytes a rollback would take back.
  * The GIL guards all of it: no method releases it.
  */
 #include "encode.h"
@@ -25,11 +30,25 @@ typedef struct {
     Py_ssize_t len;
     Py_ssize_t cap;
     Py_ssize_t exports;
+    int busy;
     u8p_errors eh;
     PyObject *errors; /* the handler name (str) */
 } WriterObject;
 
 static uint8_t empty_byte;
+
+/* Refuses a change to the writer from code that write_strings calls. */
+static int
+writer_check_idle(WriterObject *w)
+{
+    if (w->busy) {
+        PyErr_SetString(PyExc_RuntimeError,
+                        "BufferWriter is in the middle of write_strings(): it cannot be "
+                        "changed from the iterator or error handler that call runs");
+        return -1;
+    }
+    return 0;
+}
 
 static int writer_grow(WriterObject *w, Py_ssize_t extra);
 
@@ -188,7 +207,10 @@ writer_put_str(WriterObject *w, PyObject *obj, const char *what)
 static PyObject *
 Writer_write_string(WriterObject *self, PyObject *s)
 {
-    Py_ssize_t r = writer_put_str(self, s, "write_string() argument");
+    Py_ssize_t r;
+    if (writer_check_idle(self) < 0)
+        return NULL;
+    r = writer_put_str(self, s, "write_string() argument");
     return r < 0 ? NULL : PyLong_FromSsize_t(r);
 }
 
@@ -242,6 +264,10 @@ Writer_write_strings(WriterObject *self, PyObject *items)
     Py_ssize_t start = self->len, idx = 0;
     char what[64];
 
+    if (writer_check_idle(self) < 0)
+        return NULL;
+    self->busy = 1;
+
     if (PyList_CheckExact(items) || PyTuple_CheckExact(items)) {
         writer_presize(self, items);
         /* Index the sequence directly; re-read the size each step since a
@@ -265,7 +291,7 @@ Writer_write_strings(WriterObject *self, PyObject *items)
     else {
         PyObject *it = PyObject_GetIter(items), *item;
         if (it == NULL)
-            return NULL;
+            goto fail;
         while ((item = PyIter_Next(it)) != NULL) {
             Py_ssize_t r;
             PyOS_snprintf(what, sizeof what, "write_strings() item %zd", idx);
@@ -281,9 +307,11 @@ Writer_write_strings(WriterObject *self, PyObject *items)
         if (PyErr_Occurred())
             goto fail;
     }
+    self->busy = 0;
     return PyLong_FromSsize_t(self->len - start);
 
 fail:
+    self->busy = 0;
     self->len = start;
     return NULL;
 }
@@ -347,9 +375,9 @@ Writer_write_vint(WriterObject *self, PyObject *arg)
 {
     uint64_t n;
     Py_ssize_t k;
-    if (to_u64(arg, &n, "write_vint") < 0)
+    if (to_u64(arg, &n, "write_vint") < 0 || writer_check_idle(self) < 0)
         return NULL;
-    if (writer_reserve(self, U8P_VINT_MAX_BYTES) < 0)
+    if (writer_reserve(self, (Py_ssize_t)u8p_vint_size(n)) < 0)
         return NULL;
     k = (Py_ssize_t)u8p_vint_write(self->buf + self->len, n);
     self->len += k;
@@ -365,6 +393,8 @@ writer_put_buffer(WriterObject *self, PyObject *arg, int prefixed)
     Py_buffer view;
     Py_ssize_t r, pw = 0, n;
 
+    if (writer_check_idle(self) < 0)
+        return NULL;
     if ((PyObject *)self == arg) {
         n = self->len;
         pw = prefixed ? (Py_ssize_t)u8p_vint_size((uint64_t)n) : 0;
@@ -430,6 +460,8 @@ Writer_getvalue(WriterObject *self, PyObject *Py_UNUSED(ignored))
 static PyObject *
 Writer_clear(WriterObject *self, PyObject *Py_UNUSED(ignored))
 {
+    if (writer_check_idle(self) < 0)
+        return NULL;
     if (self->exports > 0) {
         PyErr_Format(PyExc_BufferError,
                      "BufferWriter cannot be cleared while %zd buffer view(s) are exported",
@@ -450,6 +482,8 @@ Writer_reserve(WriterObject *self, PyObject *arg)
         PyErr_Format(PyExc_ValueError, "reserve() argument must be >= 0, got %zd", n);
         return NULL;
     }
+    if (writer_check_idle(self) < 0)
+        return NULL;
     if (writer_reserve(self, n) < 0)
         return NULL;
     Py_RETURN_NONE;
@@ -490,6 +524,12 @@ static int
 Writer_getbuffer(WriterObject *self, Py_buffer *view, int flags)
 {
     void *p = self->buf ? (void *)self->buf : (void *)&empty_byte;
+    if (self->busy) {
+        /* a view taken mid-batch would show bytes a rollback takes back */
+        PyErr_SetString(PyExc_BufferError,
+                        "BufferWriter cannot export a buffer in the middle of write_strings()");
+        return -1;
+    }
     if (PyBuffer_FillInfo(view, (PyObject *)self, p, self->len, 1, flags) < 0)
         return -1;
     self->exports++;
@@ -526,6 +566,7 @@ Writer_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
         return NULL;
     self->buf = NULL;
     self->len = self->cap = self->exports = 0;
+    self->busy = 0;
     self->eh = eh;
     self->errors = errors ? Py_NewRef(errors) : PyUnicode_FromString("strict");
     if (self->errors == NULL) {
