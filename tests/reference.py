@@ -1,0 +1,283 @@
+"""Pure-Python reference for utf8pfx: what the C core must produce, byte for byte.
+
+Nothing here imports utf8pfx.  CPython's own UTF-8 codec is the oracle for the
+payload; the VInt (unsigned LEB128) prefix is written out by hand so that the
+reference does not share code with the thing it checks.
+"""
+import codecs
+
+VINT_MAX = 2**64 - 1
+
+# Handlers the contract names, plus the custom ones registered below.
+BUILTIN_HANDLERS = (
+    "strict",
+    "surrogatepass",
+    "surrogateescape",
+    "replace",
+    "ignore",
+    "backslashreplace",
+    "xmlcharrefreplace",
+)
+
+
+def vint(n):
+    """Minimal unsigned LEB128 of n (0 <= n < 2**64)."""
+    if not 0 <= n <= VINT_MAX:
+        raise ValueError(n)
+    out = bytearray()
+    while True:
+        low = n & 0x7F
+        n >>= 7
+        if n:
+            out.append(low | 0x80)
+        else:
+            out.append(low)
+            return bytes(out)
+
+
+def vint_size(n):
+    return len(vint(n))
+
+
+def utf8(s, errors="strict"):
+    # str.encode, not s.encode: a str subclass may override encode().
+    return str.encode(s, "utf-8", errors)
+
+
+def ref_encode(s, errors="strict"):
+    """vint(len(e)) + e, e = s.encode("utf-8", errors)."""
+    e = utf8(s, errors)
+    return vint(len(e)) + e
+
+
+def ref_encode_many(xs, errors="strict"):
+    return b"".join(ref_encode(x, errors) for x in xs)
+
+
+def ref_read_vint(blob, pos):
+    """Decode one VInt at blob[pos:]; returns (value, new_pos).
+
+    Strict: rejects truncated data, more than 10 bytes, values >= 2**64 and
+    non-minimal forms (the writer must always emit the minimal form).
+    """
+    value = 0
+    shift = 0
+    start = pos
+    while True:
+        if pos >= len(blob):
+            raise ValueError("truncated VInt at offset %d" % start)
+        b = blob[pos]
+        pos += 1
+        value |= (b & 0x7F) << shift
+        shift += 7
+        if not b & 0x80:
+            break
+        if pos - start >= 10:
+            raise ValueError("VInt longer than 10 bytes at offset %d" % start)
+    if value > VINT_MAX:
+        raise ValueError("VInt above 2**64-1 at offset %d" % start)
+    if pos - start > 1 and b == 0:
+        raise ValueError("non-minimal VInt at offset %d" % start)
+    return value, pos
+
+
+def ref_decode_all(blob, errors=None):
+    """Split a blob of VInt-prefixed records into their payloads.
+
+    Returns a list of bytes, or of str decoded as UTF-8 with `errors` if given.
+    Raises ValueError on any malformation, including trailing garbage.
+    """
+    blob = bytes(blob)
+    out = []
+    pos = 0
+    while pos < len(blob):
+        n, pos = ref_read_vint(blob, pos)
+        if pos + n > len(blob):
+            raise ValueError("record overruns the blob at offset %d" % pos)
+        out.append(blob[pos:pos + n])
+        pos += n
+    if errors is not None:
+        out = [b.decode("utf-8", errors) for b in out]
+    return out
+
+
+def kind_of(s):
+    """PEP 393 storage kind CPython uses for s: 'ascii', 'ucs1', 'ucs2', 'ucs4'."""
+    m = max(map(ord, s), default=0)
+    if m < 0x80:
+        return "ascii"
+    if m < 0x100:
+        return "ucs1"
+    if m < 0x10000:
+        return "ucs2"
+    return "ucs4"
+
+
+KINDS = ("ascii", "ucs1", "ucs2", "ucs4")
+MAX_BYTES_PER_CP = {"ascii": 1, "ucs1": 2, "ucs2": 3, "ucs4": 4}
+
+
+def has_surrogate(s):
+    return any(0xD800 <= ord(c) <= 0xDFFF for c in s)
+
+
+def outcome(fn, *args, **kwargs):
+    """Run fn and summarise what happened, for comparing two implementations.
+
+    ("ok", value) or ("raise", type, details) where details hold the fields
+    that identify a UnicodeEncodeError (encoding, object, start, end, reason)
+    or, for other exceptions, the type only (messages are not part of the
+    contract unless a test says so).
+    """
+    try:
+        return ("ok", fn(*args, **kwargs))
+    except UnicodeEncodeError as e:
+        return ("raise", UnicodeEncodeError, exc_fields(e))
+    except Exception as e:  # noqa: BLE001 - we compare types
+        return ("raise", type(e), None)
+
+
+def exc_fields(e):
+    return (e.encoding, e.object, e.start, e.end, e.reason)
+
+
+def lossless(errors):
+    """Handlers whose output always decodes back to the input string.
+
+    (Not surrogateescape: escaped bytes can spell valid UTF-8, e.g.
+    '\\udcc3\\udca9' -> b'\\xc3\\xa9' -> 'e-acute'.)"""
+    return errors in ("strict", "surrogatepass")
+
+
+def decode_back(b, errors):
+    """Inverse of utf8(s, errors) for the lossless handlers."""
+    return b.decode("utf-8", errors)
+
+
+# --------------------------------------------------------------------------
+# Custom error handlers (registered once, at import of this module).
+#
+# Their output depends on exc.start / exc.end, so they also check that the
+# C core hands the handler the same surrogate runs CPython does.
+# --------------------------------------------------------------------------
+
+def _span(exc):
+    if not isinstance(exc, UnicodeEncodeError):
+        raise exc
+    return ("<%d-%d>" % (exc.start, exc.end), exc.end)
+
+
+def _one_at_a_time(exc):
+    # Replaces only the first char of the run: the codec must call again.
+    if not isinstance(exc, UnicodeEncodeError):
+        raise exc
+    return ("[%x@%d/%d]" % (ord(str.__getitem__(exc.object, exc.start)), exc.start, exc.end),
+            exc.start + 1)
+
+
+def _bytes_rep(exc):
+    # A bytes replacement goes out as is (CPython's UTF-8 encoder allows it).
+    return (b"\xff" * (exc.end - exc.start), exc.end)
+
+
+def _long_rep(exc):
+    # Far longer than any UTF-8 of a surrogate: breaks "3 bytes per cp" guesses.
+    return ("#" * 200 * (exc.end - exc.start), exc.end)
+
+
+def _skip_to_end(exc):
+    # Jumps over everything after the error, surrogate or not.
+    return ("!", str.__len__(exc.object))
+
+
+def _negative_pos(exc):
+    # Negative positions count from the end of the string.
+    n = str.__len__(exc.object)  # not len(): StrSub lies about its length
+    return ("~", exc.end - n if exc.end < n else n)
+
+
+def _nonascii_str(exc):
+    # The UTF-8 encoder only accepts ASCII str replacements: CPython raises
+    # the original UnicodeEncodeError.
+    return ("\u00e9", exc.end)
+
+
+def _garbage(exc):
+    return 42
+
+
+def _bad_tuple(exc):
+    return ("x", "not an int")
+
+
+def _out_of_bounds(exc):
+    return ("x", str.__len__(exc.object) + 5)
+
+
+def _raises_lookup(exc):
+    raise LookupError("handler says no")
+
+
+def _raises_value(exc):
+    raise ValueError("handler says no")
+
+
+class Counter:
+    """A stateful handler: numbers each call.  If the C core calls the handler
+    more (or fewer) times than CPython, the output differs."""
+
+    def __init__(self):
+        self.n = 0
+
+    def __call__(self, exc):
+        self.n += 1
+        return ("(%d)" % self.n, exc.end)
+
+
+COUNTER = Counter()
+
+CUSTOM_HANDLERS = {
+    "utf8pfx-test-span": _span,
+    "utf8pfx-test-one": _one_at_a_time,
+    "utf8pfx-test-bytes": _bytes_rep,
+    "utf8pfx-test-long": _long_rep,
+    "utf8pfx-test-skip": _skip_to_end,
+    "utf8pfx-test-negpos": _negative_pos,
+    "utf8pfx-test-nonascii": _nonascii_str,
+    "utf8pfx-test-garbage": _garbage,
+    "utf8pfx-test-badtuple": _bad_tuple,
+    "utf8pfx-test-oob": _out_of_bounds,
+    "utf8pfx-test-lookup": _raises_lookup,
+    "utf8pfx-test-valueerror": _raises_value,
+    "utf8pfx-test-counter": COUNTER,
+}
+
+for _name, _fn in CUSTOM_HANDLERS.items():
+    codecs.register_error(_name, _fn)
+
+# Handlers that produce output (never raise) on any string, for the property
+# suite.  strict is special-cased (surrogate-free input only).
+TOTAL_HANDLERS = (
+    "surrogatepass",
+    "replace",
+    "ignore",
+    "backslashreplace",
+    "xmlcharrefreplace",
+    "utf8pfx-test-span",
+    "utf8pfx-test-one",
+    "utf8pfx-test-bytes",
+    "utf8pfx-test-skip",
+    "utf8pfx-test-negpos",
+)
+
+# Handlers that can raise on some surrogate strings (compared as outcomes).
+PARTIAL_HANDLERS = (
+    "strict",
+    "surrogateescape",  # only U+DC80..U+DCFF escape
+    "utf8pfx-test-nonascii",
+    "utf8pfx-test-garbage",
+    "utf8pfx-test-badtuple",
+    "utf8pfx-test-oob",
+    "utf8pfx-test-lookup",
+    "utf8pfx-test-valueerror",
+)
