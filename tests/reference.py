@@ -5,6 +5,7 @@ payload; the VInt (unsigned LEB128) prefix is written out by hand so that the
 reference does not share code with the thing it checks.
 """
 import codecs
+import functools
 
 VINT_MAX = 2**64 - 1
 
@@ -281,3 +282,99 @@ PARTIAL_HANDLERS = (
     "utf8pfx-test-lookup",
     "utf8pfx-test-valueerror",
 )
+
+
+# --------------------------------------------------------------------------
+# Deterministic text builders for boundary tests
+# --------------------------------------------------------------------------
+
+#: One char of each UTF-8 width, and the smallest char that forces each kind.
+WIDE = {1: "a", 2: "\u00e9", 3: "\u20ac", 4: "\U0001F600"}
+FORCE = {"ascii": "a", "ucs1": "\u00e9", "ucs2": "\u0101", "ucs4": "\U0001F600"}
+
+
+def _arrange(high, low_count, where):
+    """Place the list of non-ASCII chars `high` among low_count 'a's."""
+    if where == "start":
+        return "".join(high) + "a" * low_count
+    if where == "end":
+        return "a" * low_count + "".join(high)
+    # spread: interleave evenly
+    out = []
+    total = len(high) + low_count
+    hi = 0
+    for i in range(total):
+        if hi < len(high) and (i * len(high)) // max(total, 1) >= hi:
+            out.append(high[hi])
+            hi += 1
+        else:
+            out.append("a")
+    return "".join(out) + "".join(high[hi:])
+
+
+@functools.lru_cache(maxsize=None)
+def make_text(kind, ncp, nbytes, where="spread"):
+    """A str of exactly ncp code points, nbytes of UTF-8, stored as `kind`.
+
+    Raises ValueError when no such string exists.
+    """
+    extra = nbytes - ncp
+    if kind == "ascii":
+        if extra != 0:
+            raise ValueError("ascii has 1 byte per code point")
+        high = []
+    elif kind == "ucs1":
+        high = [WIDE[2]] * extra  # each adds 1 byte
+        if extra < 1:
+            raise ValueError("ucs1 needs at least one char >= U+0080")
+    elif kind == "ucs2":
+        if extra < 1:
+            raise ValueError("ucs2 needs at least one char >= U+0100")
+        # U+0101 (2 bytes) forces the kind; then 3-byte chars, a 2-byte for an odd rest
+        high = [FORCE["ucs2"]]
+        rest = extra - 1
+        high += [WIDE[3]] * (rest // 2) + [WIDE[2]] * (rest % 2)
+    elif kind == "ucs4":
+        if extra < 3:
+            raise ValueError("ucs4 needs at least one astral char")
+        rest = extra - 3
+        high = [WIDE[4]] * (1 + rest // 3) + {0: [], 1: [WIDE[2]], 2: [WIDE[3]]}[rest % 3]
+    else:
+        raise ValueError(kind)
+    if len(high) > ncp:
+        raise ValueError("too many bytes for %d code points of %s" % (ncp, kind))
+    s = _arrange(high, ncp - len(high), where)
+    assert len(s) == ncp and len(s.encode("utf-8")) == nbytes and kind_of(s) == kind, (
+        kind, ncp, nbytes)
+    return s
+
+
+@functools.lru_cache(maxsize=None)
+def make_surrogate_text(kind, ncp, nbytes, errors, surrogate="\udcff"):
+    """A str of ncp code points with at least one lone surrogate whose UTF-8
+    under `errors` is nbytes long; kind is the non-surrogate content's kind
+    ('ascii'/'ucs1' content still makes a UCS2 str).  None if impossible.
+
+    Layout: k surrogates, m wide chars (3 bytes; astral 4 bytes for ucs4),
+    the rest ASCII, spread out.
+    """
+    r = len(utf8(surrogate, errors))
+    w = {"ascii": 1, "ucs1": 2, "ucs2": 3, "ucs4": 4}[kind]
+    wide = WIDE[w]
+    for k in range(1, ncp + 1):
+        need = nbytes - k * r - (ncp - k)  # bytes beyond 1 per non-surrogate cp
+        if w == 1:
+            if need != 0:
+                continue
+            m = 0
+        else:
+            if need < 0 or need % (w - 1):
+                continue
+            m = need // (w - 1)
+            if m < 1 or m > ncp - k:
+                continue
+        chars = [surrogate] * k + [wide] * m
+        s = _arrange(chars, ncp - k - m, "spread")
+        assert len(s) == ncp and len(utf8(s, errors)) == nbytes
+        return s
+    return None
