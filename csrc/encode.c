@@ -3,26 +3,6 @@
 
 #define IS_SURROGATE(c) (((c) & 0xFFFFF800u) == 0xD800u)
 
-int
-u8p_str_view(PyObject *obj, u8p_str *v, const char *what)
-{
-    if (!PyUnicode_Check(obj)) {
-        PyErr_Format(PyExc_TypeError, "%s must be str, not %.200s", what,
-                     Py_TYPE(obj)->tp_name);
-        return -1;
-    }
-#if PY_VERSION_HEX < 0x030C0000
-    if (PyUnicode_READY(obj) < 0)
-        return -1;
-#endif
-    v->obj = obj;
-    v->data = PyUnicode_DATA(obj);
-    v->n = PyUnicode_GET_LENGTH(obj);
-    v->kind = (int)PyUnicode_KIND(obj);
-    v->ascii = PyUnicode_IS_ASCII(obj) ? 1 : 0;
-    return 0;
-}
-
 static inline Py_UCS4
 cp_at(const u8p_str *v, Py_ssize_t i)
 {

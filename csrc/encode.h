@@ -26,9 +26,34 @@ typedef struct {
 
 /*
  * Fills *v from obj.  A non-str raises TypeError "<what> must be str, not T"
- * (`what` names the argument, e.g. "write_string() argument").
+ * (`what` names the argument, e.g. "write_string() argument").  Inline: it
+ * is on every call's path.
  */
-int u8p_str_view(PyObject *obj, u8p_str *v, const char *what);
+static inline int
+u8p_str_view(PyObject *obj, u8p_str *v, const char *what)
+{
+    if (!PyUnicode_Check(obj)) {
+        PyErr_Format(PyExc_TypeError, "%s must be str, not %.200s", what,
+                     Py_TYPE(obj)->tp_name);
+        return -1;
+    }
+#if PY_VERSION_HEX < 0x030C0000
+    if (PyUnicode_READY(obj) < 0)
+        return -1;
+#endif
+    v->obj = obj;
+    v->n = PyUnicode_GET_LENGTH(obj);
+    if (PyUnicode_IS_COMPACT_ASCII(obj)) {
+        v->data = (const void *)((PyASCIIObject *)obj + 1);
+        v->kind = PyUnicode_1BYTE_KIND;
+        v->ascii = 1;
+        return 0;
+    }
+    v->data = PyUnicode_DATA(obj);
+    v->kind = (int)PyUnicode_KIND(obj);
+    v->ascii = PyUnicode_IS_ASCII(obj) ? 1 : 0;
+    return 0;
+}
 
 /* Upper bound of body bytes per code point for the C-handled handlers. */
 static inline Py_ssize_t

@@ -194,55 +194,77 @@ mod_isa(PyObject *module, PyObject *Py_UNUSED(ignored))
     return PyUnicode_FromString(u8p_K->name);
 }
 
-static PyObject *
-mod_isa_levels(PyObject *module, PyObject *Py_UNUSED(ignored))
+PyObject *
+u8p_level_list(u8p_level_name_fn name_of)
 {
     PyObject *list = PyList_New(0);
     int lvl;
-    (void)module;
     if (list == NULL)
         return NULL;
     for (lvl = 0; lvl < U8P_ISA_COUNT; lvl++) {
-        const u8p_kernels *k = u8p_kernels_for_level((u8p_isa)lvl);
-        PyObject *name;
-        if (k == NULL)
+        const char *name = name_of((u8p_isa)lvl);
+        PyObject *item;
+        if (name == NULL)
             continue;
-        name = PyUnicode_FromString(k->name);
-        if (name == NULL || PyList_Append(list, name) < 0) {
-            Py_XDECREF(name);
+        item = PyUnicode_FromString(name);
+        if (item == NULL || PyList_Append(list, item) < 0) {
+            Py_XDECREF(item);
             Py_DECREF(list);
             return NULL;
         }
-        Py_DECREF(name);
+        Py_DECREF(item);
     }
     return list;
+}
+
+int
+u8p_level_arg(PyObject *arg, u8p_level_name_fn name_of, const char *fname)
+{
+    const char *want;
+    int lvl;
+    if (!PyUnicode_Check(arg)) {
+        PyErr_Format(PyExc_TypeError, "%s() argument must be str, not %.200s", fname,
+                     Py_TYPE(arg)->tp_name);
+        return -1;
+    }
+    want = PyUnicode_AsUTF8(arg);
+    if (want == NULL)
+        return -1;
+    for (lvl = 0; lvl < U8P_ISA_COUNT; lvl++) {
+        const char *name = name_of((u8p_isa)lvl);
+        if (name != NULL && strcmp(name, want) == 0)
+            return lvl;
+    }
+    PyErr_Format(PyExc_ValueError, "%s(): level %R is not available on this CPU/build", fname,
+                 arg);
+    return -1;
+}
+
+static const char *
+enc_level_name(u8p_isa level)
+{
+    const u8p_kernels *k = u8p_kernels_for_level(level);
+    return k ? k->name : NULL;
+}
+
+static PyObject *
+mod_isa_levels(PyObject *module, PyObject *Py_UNUSED(ignored))
+{
+    (void)module;
+    return u8p_level_list(enc_level_name);
 }
 
 /* Testing hook: switch the kernel table; returns the previous name. */
 static PyObject *
 mod_set_isa(PyObject *module, PyObject *arg)
 {
-    const char *name;
     const char *prev = u8p_K->name;
-    int lvl;
+    int lvl = u8p_level_arg(arg, enc_level_name, "_set_isa");
     (void)module;
-    if (!PyUnicode_Check(arg)) {
-        PyErr_Format(PyExc_TypeError, "_set_isa() argument must be str, not %.200s",
-                     Py_TYPE(arg)->tp_name);
+    if (lvl < 0)
         return NULL;
-    }
-    name = PyUnicode_AsUTF8(arg);
-    if (name == NULL)
-        return NULL;
-    for (lvl = 0; lvl < U8P_ISA_COUNT; lvl++) {
-        const u8p_kernels *k = u8p_kernels_for_level((u8p_isa)lvl);
-        if (k != NULL && strcmp(k->name, name) == 0) {
-            u8p_K = k;
-            return PyUnicode_FromString(prev);
-        }
-    }
-    PyErr_Format(PyExc_ValueError, "ISA level %R is not available on this CPU/build", arg);
-    return NULL;
+    u8p_K = u8p_kernels_for_level((u8p_isa)lvl);
+    return PyUnicode_FromString(prev);
 }
 
 static PyMethodDef module_methods[] = {

@@ -56,6 +56,13 @@ int u8p_reader_exec(PyObject *module, u8p_state *st);
 
 u8p_state *u8p_get_state(PyObject *module);
 
+/* Testing hooks over kernel levels: name_of(level) is the name of the
+ * table compiled and supported for that level, or NULL. */
+typedef const char *(*u8p_level_name_fn)(u8p_isa level);
+PyObject *u8p_level_list(u8p_level_name_fn name_of);
+/* The level named by a str argument, or -1 with TypeError/ValueError. */
+int u8p_level_arg(PyObject *arg, u8p_level_name_fn name_of, const char *fname);
+
 /* int-like -> uint64: TypeError for non-int, ValueError below 0,
  * OverflowError at 2**64 and above; messages name `fname`. */
 int u8p_parse_u64(PyObject *obj, uint64_t *out, const char *fname);

@@ -36,15 +36,24 @@ typedef struct {
 
 static uint8_t empty_byte;
 
-/* Ensures room for `extra` more bytes after len.  Growth is geometric. */
-static int
+static int writer_grow(WriterObject *w, Py_ssize_t extra);
+
+/* Ensures room for `extra` more bytes after len. */
+static inline int
 writer_reserve(WriterObject *w, Py_ssize_t extra)
+{
+    if (extra <= w->cap - w->len)
+        return 0;
+    return writer_grow(w, extra);
+}
+
+/* Grows so that `extra` more bytes fit after len.  Growth is geometric. */
+static int
+writer_grow(WriterObject *w, Py_ssize_t extra)
 {
     Py_ssize_t need, newcap;
     uint8_t *nb;
 
-    if (extra <= w->cap - w->len)
-        return 0;
     if (extra > PY_SSIZE_T_MAX - w->len) {
         PyErr_NoMemory();
         return -1;
@@ -116,6 +125,13 @@ writer_put_str(WriterObject *w, PyObject *obj, const char *what)
         return -1;
 
     if (v.ascii) {
+        if (v.n < 0x80 && v.n < w->cap - w->len) { /* the common short case */
+            dst = w->buf + w->len;
+            dst[0] = (uint8_t)v.n;
+            memcpy(dst + 1, v.data, (size_t)v.n);
+            w->len += v.n + 1;
+            return v.n + 1;
+        }
         pw = (Py_ssize_t)u8p_vint_size((uint64_t)v.n);
         if (writer_reserve(w, pw + v.n) < 0)
             return -1;
@@ -180,6 +196,45 @@ Writer_write_string(WriterObject *self, PyObject *s)
     return r < 0 ? NULL : PyLong_FromSsize_t(r);
 }
 
+/* Presizing a batch pays when it has a few items; it is skipped when the
+ * worst case is huge (then each string grows the buffer exactly). */
+#define PRESIZE_MIN_ITEMS 4
+#define PRESIZE_MAX_BYTES ((Py_ssize_t)64 << 20)
+
+/*
+ * For a list or tuple of str: one growth to the worst-case size of the
+ * whole batch (exact for ASCII), read from the str headers alone, so that
+ * every string then takes the one-pass path with no growth in between.
+ * Best effort: on anything unusual it does nothing and the writes grow as
+ * they go.  Never raises.
+ */
+static void
+writer_presize(WriterObject *w, PyObject *seq)
+{
+    Py_ssize_t i, n = PySequence_Fast_GET_SIZE(seq), total = 0;
+    PyObject **items = PySequence_Fast_ITEMS(seq);
+
+    if (n < PRESIZE_MIN_ITEMS || w->exports > 0)
+        return;
+    for (i = 0; i < n; i++) {
+        PyObject *s = items[i];
+        Py_ssize_t len, worst;
+        if (!PyUnicode_CheckExact(s))
+            return;
+#if PY_VERSION_HEX < 0x030C0000
+        if (!PyUnicode_IS_READY(s))
+            return;
+#endif
+        len = PyUnicode_GET_LENGTH(s);
+        worst = len * (PyUnicode_IS_ASCII(s) ? 1 : (Py_ssize_t)PyUnicode_KIND(s) + 1);
+        total += (Py_ssize_t)u8p_vint_size((uint64_t)worst) + worst;
+        if (total > PRESIZE_MAX_BYTES)
+            return;
+    }
+    if (writer_reserve(w, total) < 0)
+        PyErr_Clear(); /* the writes below report any real failure */
+}
+
 static PyObject *
 Writer_write_strings(WriterObject *self, PyObject *items)
 {
@@ -187,6 +242,7 @@ Writer_write_strings(WriterObject *self, PyObject *items)
     char what[64];
 
     if (PyList_CheckExact(items) || PyTuple_CheckExact(items)) {
+        writer_presize(self, items);
         /* Index the sequence directly; re-read the size each step since a
          * custom error handler could mutate a list. */
         for (idx = 0; idx < PySequence_Fast_GET_SIZE(items); idx++) {
@@ -425,7 +481,7 @@ Writer_length(WriterObject *self)
 static PyObject *
 Writer_repr(WriterObject *self)
 {
-    return PyUnicode_FromFormat("<utf8pfx.BufferWriter len=%zd capacity=%zd errors=%R>",
+    return PyUnicode_FromFormat("<%s len=%zd capacity=%zd errors=%R>", Py_TYPE(self)->tp_name,
                                 self->len, self->cap, self->errors);
 }
 
@@ -471,9 +527,17 @@ Writer_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
     self->len = self->cap = self->exports = 0;
     self->eh = eh;
     self->errors = errors ? Py_NewRef(errors) : PyUnicode_FromString("strict");
-    if (self->errors == NULL || (capacity > 0 && writer_reserve(self, capacity) < 0)) {
+    if (self->errors == NULL) {
         Py_DECREF(self);
         return NULL;
+    }
+    if (capacity > 0) { /* exactly what was asked for */
+        self->buf = (uint8_t *)PyMem_Malloc((size_t)capacity);
+        if (self->buf == NULL) {
+            Py_DECREF(self);
+            return PyErr_NoMemory();
+        }
+        self->cap = capacity;
     }
     return (PyObject *)self;
 }
@@ -490,23 +554,23 @@ Writer_dealloc(WriterObject *self)
 
 static PyMethodDef Writer_methods[] = {
     {"write_string", (PyCFunction)Writer_write_string, METH_O,
-     "write_string(s, /)\n--\n\nAppend vint(len(e)) + e, e = s.encode('utf-8', errors).\n"
+     "write_string($self, s, /)\n--\n\nAppend vint(len(e)) + e, e = s.encode('utf-8', errors).\n"
      "Return the number of bytes appended."},
     {"write_strings", (PyCFunction)Writer_write_strings, METH_O,
-     "write_strings(iterable, /)\n--\n\nwrite_string() for each item, all or nothing.\n"
+     "write_strings($self, iterable, /)\n--\n\nwrite_string() for each item, all or nothing.\n"
      "Return the total number of bytes appended."},
     {"write_vint", (PyCFunction)Writer_write_vint, METH_O,
-     "write_vint(n, /)\n--\n\nAppend n (0 <= n < 2**64) as an unsigned LEB128 VInt."},
+     "write_vint($self, n, /)\n--\n\nAppend n (0 <= n < 2**64) as an unsigned LEB128 VInt."},
     {"write_bytes", (PyCFunction)Writer_write_bytes, METH_O,
-     "write_bytes(b, /)\n--\n\nAppend a bytes-like object behind its VInt length."},
+     "write_bytes($self, b, /)\n--\n\nAppend a bytes-like object behind its VInt length."},
     {"write_raw", (PyCFunction)Writer_write_raw, METH_O,
-     "write_raw(b, /)\n--\n\nAppend a bytes-like object as is."},
+     "write_raw($self, b, /)\n--\n\nAppend a bytes-like object as is."},
     {"getvalue", (PyCFunction)Writer_getvalue, METH_NOARGS,
-     "getvalue()\n--\n\nThe bytes written so far."},
+     "getvalue($self)\n--\n\nThe bytes written so far."},
     {"clear", (PyCFunction)Writer_clear, METH_NOARGS,
-     "clear()\n--\n\nDrop the contents, keep the capacity."},
+     "clear($self)\n--\n\nDrop the contents, keep the capacity."},
     {"reserve", (PyCFunction)Writer_reserve, METH_O,
-     "reserve(n, /)\n--\n\nMake room for n more bytes without further growth."},
+     "reserve($self, n, /)\n--\n\nMake room for n more bytes without further growth."},
     {"__sizeof__", (PyCFunction)Writer_sizeof, METH_NOARGS, NULL},
     {NULL, NULL, 0, NULL},
 };

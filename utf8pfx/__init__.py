@@ -5,10 +5,15 @@ The C core reads a str's PEP 393 storage directly and writes
 without creating intermediate bytes or filling the str's UTF-8 cache.
 """
 from ._core import BufferWriter, encode, isa, utf8_length, vint_size
+# --- reader (issue 4) ---
+from ._core import BufferReader, decode, decode_all
 from ._version import __version__
 
 __all__ = [
+    "BufferReader",
     "BufferWriter",
+    "decode",
+    "decode_all",
     "encode",
     "isa",
     "utf8_length",

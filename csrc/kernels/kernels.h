@@ -2,7 +2,7 @@
  * utf8pfx kernel interface: pure C, no Python.h.
  *
  * Every function here works on plain arrays and is reachable from a C test
- * or a fuzzer without an interpreter.  The Python glue (the .c files in csrc/) picks one
+ * or a fuzzer without an interpreter.  The Python glue in csrc/ picks one
  * table at import (u8p_select_kernels) and calls through it.
  *
  * Storage kinds follow PEP 393: UCS1 (uint8_t, U+0000..U+00FF), UCS2
@@ -79,6 +79,11 @@ typedef enum {
     U8P_ISA_AVX512 = 3,
     U8P_ISA_COUNT
 } u8p_isa;
+
+/* The level a cap name stands for ("scalar", "sse", "avx2", "avx512"; "neon"
+ * has the "sse" rank), the top level for NULL or "", or -1 for an unknown
+ * name.  Shared by every dispatcher (encode and decode). */
+int u8p_isa_cap(const char *cap);
 
 const u8p_kernels *u8p_select_kernels(const char *cap);
 const u8p_kernels *u8p_kernels_for_level(u8p_isa level);

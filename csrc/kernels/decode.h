@@ -1,0 +1,114 @@
+/*
+ * utf8pfx decode kernels: UTF-8 -> PEP 393 storage.  Pure C, no Python.h.
+ *
+ * Decoding a payload is two passes over bytes the caller has already
+ * bounds-checked:
+ *
+ *   scan(src, n, allow_surrogates, &res)
+ *       Validates UTF-8 the way CPython's "utf-8" codec does under "strict".
+ *       On success returns U8P_DEC_OK with
+ *         res.ncp      the number of code points,
+ *         res.maxchar  0x7F, 0xFF, 0xFFFF or 0x10FFFF: the top of the PEP 393
+ *                      class (ASCII, UCS1, UCS2, UCS4) of the largest code
+ *                      point, which is all PyUnicode_New needs to pick the
+ *                      final kind exactly.
+ *       On failure returns the reason and stores CPython's [start, end) of
+ *       the first invalid sequence in res.err_start / res.err_end; the
+ *       reasons and the bounds are those of bytes.decode ("substitution of
+ *       maximal subparts": the error covers the longest prefix of a
+ *       well-formed sequence, "unexpected end of data" runs to n).
+ *       allow_surrogates accepts ED A0..BF xx (U+D800..U+DFFF), which is
+ *       what the "surrogatepass" handler decodes; with it set, the error
+ *       bounds of a *failure* are not guaranteed to be CPython's (the glue
+ *       hands such payloads to CPython), only the success result is.
+ *
+ *   to_ucs1 / to_ucs2 / to_ucs4(src, n, dst)
+ *       Transcode a payload that scan() accepted (with the same
+ *       allow_surrogates) into dst, which has room for res.ncp code units of
+ *       the kind res.maxchar selects.  They trust the input: never call them
+ *       on bytes scan() did not accept.  Return the code units written.
+ *
+ *   prescan / to_ucs1_checked  (optional: NULL where a level has none)
+ *       A one-and-a-half-pass path for payloads whose code points are all
+ *       below U+0100, where validation is cheap enough to fuse with the
+ *       transcode.  prescan(src, n, &ncp) validates nothing: it returns the
+ *       largest byte if that is below 0xC4, with ncp = n minus the
+ *       continuation bytes; once it meets a byte >= 0xC4 it may stop and
+ *       return that byte (ncp is then meaningless: use scan()).  If it
+ *       returns < 0x80 the payload is ASCII (valid, ncp == n).
+ *       to_ucs1_checked(src, n, dst, cap) validates and transcodes at once:
+ *       it returns U8P_DEC_OK iff the payload is valid UTF-8 with every
+ *       code point below U+0100 and exactly cap of them, written to dst.
+ *       It trusts nothing (any bytes, any cap) and never writes outside
+ *       [dst, dst+cap); on failure dst holds garbage and the status is not
+ *       the exact reason: call scan() for the reason and bounds.
+ *
+ * No kernel reads outside [src, src+n) or writes outside [dst, dst+ncp).
+ * A SIMD kernel that meets an error defers to the scalar scan for the exact
+ * bounds, so every level reports the same result.
+ */
+#ifndef UTF8PFX_DECODE_H
+#define UTF8PFX_DECODE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kernels.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum {
+    U8P_DEC_OK = 0,
+    U8P_DEC_INVALID_START = 1,        /* "invalid start byte" */
+    U8P_DEC_INVALID_CONTINUATION = 2, /* "invalid continuation byte" */
+    U8P_DEC_UNEXPECTED_END = 3        /* "unexpected end of data" */
+} u8p_dec_status;
+
+typedef struct {
+    size_t ncp;
+    uint32_t maxchar;
+    size_t err_start;
+    size_t err_end;
+} u8p_scan_result;
+
+typedef struct u8p_dec_kernels {
+    const char *name; /* "scalar", "sse", "avx2", "avx512" */
+    u8p_dec_status (*scan)(const uint8_t *src, size_t n, int allow_surrogates,
+                           u8p_scan_result *res);
+    size_t (*to_ucs1)(const uint8_t *src, size_t n, uint8_t *dst);
+    size_t (*to_ucs2)(const uint8_t *src, size_t n, uint16_t *dst);
+    size_t (*to_ucs4)(const uint8_t *src, size_t n, uint32_t *dst);
+    uint8_t (*prescan)(const uint8_t *src, size_t n, size_t *ncp);
+    u8p_dec_status (*to_ucs1_checked)(const uint8_t *src, size_t n, uint8_t *dst,
+                                      size_t cap);
+} u8p_dec_kernels;
+
+/* CPython's wording of a status ("invalid start byte", ...); NULL for OK. */
+const char *u8p_dec_reason(u8p_dec_status st);
+
+/* The scalar scan, also the exact-error fallback of the SIMD scans. */
+u8p_dec_status u8p_dec_scan_scalar(const uint8_t *src, size_t n,
+                                   int allow_surrogates, u8p_scan_result *res);
+
+extern const u8p_dec_kernels u8p_dec_kernels_scalar;
+#if defined(__x86_64__)
+extern const u8p_dec_kernels u8p_dec_kernels_sse;
+extern const u8p_dec_kernels u8p_dec_kernels_avx2;
+#endif
+
+/*
+ * Dispatch (decode_dispatch.c), same levels and cap names as the encode
+ * kernels: u8p_select_dec_kernels(cap) returns the best table the CPU
+ * supports up to `cap` (NULL/"" = no cap; unknown name = NULL);
+ * u8p_dec_kernels_for_level returns one level's table or NULL when the CPU
+ * lacks it or it is not compiled (an "avx512" cap currently selects avx2).
+ */
+const u8p_dec_kernels *u8p_select_dec_kernels(const char *cap);
+const u8p_dec_kernels *u8p_dec_kernels_for_level(u8p_isa level);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* UTF8PFX_DECODE_H */

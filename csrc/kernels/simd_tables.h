@@ -1,0 +1,22 @@
+/*
+ * Private to csrc/kernels: lookup tables shared by the SIMD kernels
+ * (generated into simd_tables.c by tools/gen_simd_tables.py; see there for
+ * what each table means).
+ */
+#ifndef UTF8PFX_SIMD_TABLES_H
+#define UTF8PFX_SIMD_TABLES_H
+
+#include <stdint.h>
+
+#if defined(_MSC_VER)
+#define U8P_ALIGN16 __declspec(align(16))
+#else
+#define U8P_ALIGN16 __attribute__((aligned(16)))
+#endif
+
+extern U8P_ALIGN16 const uint8_t u8p_shuf2[256][16];
+extern U8P_ALIGN16 const uint8_t u8p_shuf4[256][16];
+extern const uint8_t u8p_len4[256];
+extern const uint16_t u8p_spread8[256];
+
+#endif /* UTF8PFX_SIMD_TABLES_H */

@@ -1,0 +1,427 @@
+/*
+ * SSE4.1 kernels (x86-64; level "sse").  Every function carries its own
+ * target attribute, so this file builds with the baseline flags of the
+ * extension and only runs where dispatch.c found SSE4.1 and POPCNT.
+ *
+ * Encoding works on 8-unit blocks:
+ *   - all ASCII: narrow with packus and store (8 or 16 units at once);
+ *   - all < 0x800: every unit becomes [lead, trail] in its 16-bit lane and a
+ *     table shuffle (u8p_shuf2) drops the trail byte of ASCII lanes;
+ *   - all < 0x10000: build each unit's UTF-8 sequence right-aligned in a
+ *     32-bit lane, from two 16-bit halves computed 8 units at a time, and
+ *     compact 4 lanes at a time with u8p_shuf4;
+ *   - otherwise (UCS4 with astral code points): the same lane layout
+ *     computed on 32-bit lanes.
+ * UCS1 pairs each byte with its would-be trail byte and uses u8p_shuf2;
+ * UCS4 narrows blocks to 16 bits when their code points allow it.
+ * Stores are 16 bytes wide and may run past the block's own output; a block
+ * is only taken when enough surrogate-free code units follow it that the
+ * extra bytes still fall inside dst's exact length (every unit encodes to at
+ * least one byte).  The rest, and everything from a surrogate on, is the
+ * scalar reference's job.
+ */
+#include "simd_internal.h"
+
+#if U8P_X86_SIMD
+
+#include <immintrin.h>
+
+#include "scalar_inl.h"
+#include "simd_tables.h"
+
+#define U8P_SSE __attribute__((target("sse4.1,popcnt")))
+
+U8P_SSE static inline __m128i
+ld(const void *p)
+{
+    return _mm_loadu_si128((const __m128i *)p);
+}
+
+U8P_SSE static inline void
+st(void *p, __m128i v)
+{
+    _mm_storeu_si128((__m128i *)p, v);
+}
+
+/* sum of 8 u16 lanes, each < 32768 (madd is signed) */
+U8P_SSE static inline size_t
+hsum16(__m128i v)
+{
+    __m128i s = _mm_madd_epi16(v, _mm_set1_epi16(1));
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4E));
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xB1));
+    return (size_t)(uint32_t)_mm_cvtsi128_si32(s);
+}
+
+U8P_SSE static inline size_t
+hsum32(__m128i s)
+{
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4E));
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xB1));
+    return (size_t)(uint32_t)_mm_cvtsi128_si32(s);
+}
+
+/* ---------------------------------------------------------------- lengths */
+
+U8P_SSE static size_t
+sse_len_ucs1(const uint8_t *src, size_t n)
+{
+    size_t i = 0, high = 0;
+    for (; i + 64 <= n; i += 64) {
+        uint64_t m = (uint64_t)(uint16_t)_mm_movemask_epi8(ld(src + i))
+                     | (uint64_t)(uint16_t)_mm_movemask_epi8(ld(src + i + 16)) << 16
+                     | (uint64_t)(uint16_t)_mm_movemask_epi8(ld(src + i + 32)) << 32
+                     | (uint64_t)(uint16_t)_mm_movemask_epi8(ld(src + i + 48)) << 48;
+        high += (size_t)__builtin_popcountll(m);
+    }
+    for (; i + 16 <= n; i += 16)
+        high += (size_t)__builtin_popcount((unsigned)_mm_movemask_epi8(ld(src + i)));
+    return i + high + u8p_scalar_len_ucs1(src + i, n - i);
+}
+
+U8P_SSE static size_t
+sse_len_ucs2(const uint16_t *src, size_t n, size_t *nsurr)
+{
+    const __m128i kFF80 = _mm_set1_epi16((short)0xFF80);
+    const __m128i kF800 = _mm_set1_epi16((short)0xF800);
+    const __m128i kD800 = _mm_set1_epi16((short)0xD800);
+    const __m128i zero = _mm_setzero_si128();
+    size_t i = 0, lt = 0, surr = 0, tsurr, tlen;
+    /* lt counts (cp < 0x80) + (cp < 0x800): a unit takes 3 - that bytes.
+     * 16-bit lanes grow by at most 2 a block: flush every 8192 blocks. */
+    while (i + 8 <= n) {
+        size_t blocks = (n - i) / 8, b;
+        __m128i acc = zero, accs = zero;
+        if (blocks > 8192)
+            blocks = 8192;
+        for (b = 0; b < blocks; b++, i += 8) {
+            __m128i v = ld(src + i);
+            __m128i hi = _mm_and_si128(v, kF800);
+            acc = _mm_sub_epi16(acc, _mm_cmpeq_epi16(_mm_and_si128(v, kFF80), zero));
+            acc = _mm_sub_epi16(acc, _mm_cmpeq_epi16(hi, zero));
+            accs = _mm_sub_epi16(accs, _mm_cmpeq_epi16(hi, kD800));
+        }
+        lt += hsum16(acc);
+        surr += hsum16(accs);
+    }
+    tlen = u8p_scalar_len_ucs2(src + i, n - i, &tsurr);
+    *nsurr = surr + tsurr;
+    return 3 * i - lt + tlen;
+}
+
+U8P_SSE static size_t
+sse_len_ucs4(const uint32_t *src, size_t n, size_t *nsurr)
+{
+    const __m128i k80 = _mm_set1_epi32(~0x7F);
+    const __m128i k800 = _mm_set1_epi32(~0x7FF);
+    const __m128i k10000 = _mm_set1_epi32(~0xFFFF);
+    const __m128i kD800 = _mm_set1_epi32(0xD800);
+    const __m128i zero = _mm_setzero_si128();
+    size_t i = 0, lt = 0, surr = 0, tsurr, tlen;
+    /* lt counts the thresholds a unit is under: it takes 4 - that bytes.
+     * 32-bit lanes grow by at most 3 a block: flush every 2**20 blocks. */
+    while (i + 4 <= n) {
+        size_t blocks = (n - i) / 4, b;
+        __m128i acc = zero, accs = zero;
+        if (blocks > ((size_t)1 << 20))
+            blocks = (size_t)1 << 20;
+        for (b = 0; b < blocks; b++, i += 4) {
+            __m128i v = ld(src + i);
+            __m128i hi = _mm_and_si128(v, k800);
+            acc = _mm_sub_epi32(acc, _mm_cmpeq_epi32(_mm_and_si128(v, k80), zero));
+            acc = _mm_sub_epi32(acc, _mm_cmpeq_epi32(hi, zero));
+            acc = _mm_sub_epi32(acc, _mm_cmpeq_epi32(_mm_and_si128(v, k10000), zero));
+            accs = _mm_sub_epi32(accs, _mm_cmpeq_epi32(hi, kD800));
+        }
+        lt += hsum32(acc);
+        surr += hsum32(accs);
+    }
+    tlen = u8p_scalar_len_ucs4(src + i, n - i, &tsurr);
+    *nsurr = surr + tsurr;
+    return 4 * i - lt + tlen;
+}
+
+/* ------------------------------------------------------------ block steps */
+
+/* 8 code points < 0x800 in 16-bit lanes -> 8..16 bytes.  Stores 16 bytes at
+ * d; returns the real length. */
+U8P_SSE static inline size_t
+enc2x8(__m128i v, uint8_t *d)
+{
+    /* [0xC0 | c >> 6, 0x80 | (c & 0x3F)] as a little-endian 16-bit lane */
+    __m128i two = _mm_or_si128(
+        _mm_or_si128(_mm_srli_epi16(v, 6),
+                     _mm_slli_epi16(_mm_and_si128(v, _mm_set1_epi16(0x3F)), 8)),
+        _mm_set1_epi16((short)0x80C0));
+    __m128i big = _mm_cmpgt_epi16(v, _mm_set1_epi16(0x7F));
+    unsigned m = (unsigned)_mm_movemask_epi8(_mm_packs_epi16(big, _mm_setzero_si128()));
+    __m128i w = _mm_blendv_epi8(v, two, big);
+    st(d, _mm_shuffle_epi8(w, ld(u8p_shuf2[m])));
+    return 8 + (size_t)__builtin_popcount(m);
+}
+
+/* 8 code points < 0x10000 (no surrogates) in 16-bit lanes -> 8..24 bytes.
+ * Each code point's UTF-8 is built right-aligned in a 32-bit lane (the
+ * layout of enc4x4 below) from two 16-bit halves: hi = [b2, b3] (b3 the
+ * last byte) and lo = [-, b1] (the lead of a 3-byte sequence), so the
+ * arithmetic runs on 8 units per vector; unpacking lo/hi gives the lanes.
+ * Stores 16 bytes at d and at unit 4's bytes. */
+U8P_SSE static inline size_t
+enc3x8(__m128i v, uint8_t *d)
+{
+    const __m128i zero = _mm_setzero_si128();
+    __m128i lt80 = _mm_cmpeq_epi16(_mm_and_si128(v, _mm_set1_epi16((short)0xFF80)), zero);
+    __m128i lt800 = _mm_cmpeq_epi16(_mm_and_si128(v, _mm_set1_epi16((short)0xF800)), zero);
+    __m128i v8 = _mm_slli_epi16(v, 8);
+    /* b3 = 0x80 | (c & 0x3F); b2 = 0x80 | ((c >> 6) & 0x3F), plus 0x40 when
+     * b2 is a 2-byte lead (0xC0 | c >> 6, c >> 6 < 0x20) */
+    __m128i hi = _mm_or_si128(
+        _mm_or_si128(_mm_and_si128(v8, _mm_set1_epi16(0x3F00)),
+                     _mm_and_si128(_mm_srli_epi16(v, 6), _mm_set1_epi16(0x3F))),
+        _mm_or_si128(_mm_set1_epi16((short)0x8080),
+                     _mm_and_si128(_mm_andnot_si128(lt80, lt800), _mm_set1_epi16(0x40))));
+    /* b1 = 0xE0 | c >> 12 (only used by 3-byte lanes) */
+    __m128i lo = _mm_or_si128(_mm_and_si128(_mm_srli_epi16(v, 4), _mm_set1_epi16(0x0F00)),
+                              _mm_set1_epi16((short)0xE000));
+    /* bits 0..7: "< 0x80" per unit, 8..15: "< 0x800"; k = 2 - those */
+    unsigned m = ~(unsigned)_mm_movemask_epi8(_mm_packs_epi16(lt80, lt800));
+    unsigned x = (unsigned)u8p_spread8[m & 0xFF] + u8p_spread8[(m >> 8) & 0xFF];
+    size_t n0 = u8p_len4[x & 0xFF];
+    hi = _mm_blendv_epi8(hi, v8, lt80); /* ASCII: b3 = c */
+    st(d, _mm_shuffle_epi8(_mm_unpacklo_epi16(lo, hi), ld(u8p_shuf4[x & 0xFF])));
+    st(d + n0, _mm_shuffle_epi8(_mm_unpackhi_epi16(lo, hi), ld(u8p_shuf4[x >> 8])));
+    return n0 + u8p_len4[x >> 8];
+}
+
+/* 4 code points (no surrogates, <= 0x10FFFF) in 32-bit lanes -> 4..16
+ * bytes.  Stores 16 bytes at d; returns the real length.
+ *
+ * Lane layout shared by every 3-/4-byte path (and the AVX-512 and NEON
+ * files): a sequence of 1 + k bytes sits right-aligned in its lane, lead
+ * in byte 3 - k, last byte in byte 3; u8p_shuf4 is indexed by the four k
+ * (2 bits each) and picks exactly those bytes, lane after lane. */
+U8P_SSE static inline size_t
+enc4x4(__m128i c, uint8_t *d)
+{
+    __m128i ge80 = _mm_cmpgt_epi32(c, _mm_set1_epi32(0x7F));
+    __m128i ge800 = _mm_cmpgt_epi32(c, _mm_set1_epi32(0x7FF));
+    __m128i ge10000 = _mm_cmpgt_epi32(c, _mm_set1_epi32(0xFFFF));
+    /* The four 6-bit groups of c, highest in byte 0 and lowest in byte 3
+     * (the sequence is right-aligned: byte 3 is always its last byte).
+     * Read as a big-endian 24-bit number [c2, c1, c0] this is splitting 3
+     * bytes into 4 sextets: shuffle each lane to [c1, c2, c0, c1], then
+     * per 16-bit half one multiply-high moves a sextet down and one
+     * multiply-low moves the other up. */
+    __m128i in = _mm_shuffle_epi8(c, _mm_setr_epi8(1, 2, 0, 1, 5, 6, 4, 5, 9, 10, 8, 9,
+                                                   13, 14, 12, 13));
+    __m128i s = _mm_or_si128(
+        _mm_mulhi_epu16(_mm_and_si128(in, _mm_set1_epi32(0x0FC0FC00)),
+                        _mm_set1_epi32(0x04000040)),
+        _mm_mullo_epi16(_mm_and_si128(in, _mm_set1_epi32(0x003F03F0)),
+                        _mm_set1_epi32(0x01000010)));
+    /* Marker bits by length: 2 -> 0x80C00000, 3 -> 0x8080E000,
+     * 4 -> 0x808080F0; xor of the per-threshold deltas builds them. */
+    __m128i mk = _mm_xor_si128(
+        _mm_xor_si128(_mm_and_si128(ge80, _mm_set1_epi32((int)0x80C00000u)),
+                      _mm_and_si128(ge800, _mm_set1_epi32(0x0040E000))),
+        _mm_and_si128(ge10000, _mm_set1_epi32(0x000060F0)));
+    unsigned x = (unsigned)u8p_spread8[_mm_movemask_ps(_mm_castsi128_ps(ge80))]
+                 + u8p_spread8[_mm_movemask_ps(_mm_castsi128_ps(ge800))]
+                 + u8p_spread8[_mm_movemask_ps(_mm_castsi128_ps(ge10000))];
+    /* ASCII keeps all 7 bits in byte 3 */
+    s = _mm_blendv_epi8(_mm_slli_epi32(c, 24), _mm_or_si128(s, mk), ge80);
+    st(d, _mm_shuffle_epi8(s, ld(u8p_shuf4[x])));
+    return u8p_len4[x];
+}
+
+/* first surrogate in src[i, end), or end */
+U8P_SSE static size_t
+scan_surr16(const uint16_t *src, size_t i, size_t end)
+{
+    const __m128i kF800 = _mm_set1_epi16((short)0xF800);
+    const __m128i kD800 = _mm_set1_epi16((short)0xD800);
+    for (; i + 8 <= end; i += 8) {
+        unsigned m = (unsigned)_mm_movemask_epi8(
+            _mm_cmpeq_epi16(_mm_and_si128(ld(src + i), kF800), kD800));
+        if (m)
+            return i + (size_t)__builtin_ctz(m) / 2;
+    }
+    for (; i < end; i++) {
+        if (U8P_IS_SURROGATE(src[i]))
+            return i;
+    }
+    return end;
+}
+
+U8P_SSE static size_t
+scan_surr32(const uint32_t *src, size_t i, size_t end)
+{
+    const __m128i kF800 = _mm_set1_epi32((int)0xFFFFF800u);
+    const __m128i kD800 = _mm_set1_epi32(0xD800);
+    for (; i + 4 <= end; i += 4) {
+        unsigned m = (unsigned)_mm_movemask_ps(_mm_castsi128_ps(
+            _mm_cmpeq_epi32(_mm_and_si128(ld(src + i), kF800), kD800)));
+        if (m)
+            return i + (size_t)__builtin_ctz(m);
+    }
+    for (; i < end; i++) {
+        if (U8P_IS_SURROGATE(src[i]))
+            return i;
+    }
+    return end;
+}
+
+/* --------------------------------------------------------------- encoders */
+
+/* 16 Latin-1 bytes, not all ASCII -> 16..32 bytes; m is their movemask.
+ * A byte >= 0x80 becomes [0xC2 + (c >= 0xC0), c & 0xBF]; every byte is
+ * paired with its would-be trail in a 16-bit lane and u8p_shuf2 drops the
+ * trail of ASCII bytes.  Stores 16 bytes at d and at unit 8's bytes. */
+U8P_SSE static inline size_t
+enc1x16(__m128i v, unsigned m, uint8_t *d)
+{
+    /* signed: c >= 0xC0 is > -65; ASCII too, but blendv keeps it as is */
+    __m128i ge_c0 = _mm_cmpgt_epi8(v, _mm_set1_epi8(-65));
+    __m128i lead = _mm_sub_epi8(_mm_set1_epi8((char)0xC2), ge_c0);
+    __m128i first = _mm_blendv_epi8(v, lead, v); /* high bit of v selects */
+    __m128i trail = _mm_and_si128(v, _mm_set1_epi8((char)0xBF));
+    size_t n0 = 8 + (size_t)__builtin_popcount(m & 0xFF);
+    st(d, _mm_shuffle_epi8(_mm_unpacklo_epi8(first, trail), ld(u8p_shuf2[m & 0xFF])));
+    st(d + n0, _mm_shuffle_epi8(_mm_unpackhi_epi8(first, trail), ld(u8p_shuf2[m >> 8])));
+    return 16 + (size_t)__builtin_popcount(m);
+}
+
+U8P_SSE static size_t
+sse_enc_ucs1(const uint8_t *src, size_t n, uint8_t *dst)
+{
+    uint8_t *d = dst;
+    size_t i = 0;
+    while (i + 16 <= n) {
+        __m128i v = ld(src + i);
+        unsigned m = (unsigned)_mm_movemask_epi8(v);
+        if (!m) {
+            st(d, v);
+            d += 16;
+            i += 16;
+            continue;
+        }
+        /* the second 16-byte store starts at unit i + 8 */
+        if (i + 24 > n)
+            break;
+        d += enc1x16(v, m, d);
+        i += 16;
+    }
+    return (size_t)(d - dst) + u8p_scalar_enc_ucs1(src + i, n - i, d);
+}
+
+/* Units needed surrogate-free from i for one 8-unit block: the last 16-byte
+ * store starts at most at unit i + 4 (enc4x4) or i (enc2x8), the ASCII
+ * path reads 16 units: 24 covers all. */
+#define SSE_NEED 24
+
+U8P_SSE static size_t
+sse_enc_ucs2(const uint16_t *src, size_t n, uint8_t *dst, size_t *done)
+{
+    const __m128i kFF80 = _mm_set1_epi16((short)0xFF80);
+    const __m128i kF800 = _mm_set1_epi16((short)0xF800);
+    uint8_t *d = dst;
+    size_t i = 0, lim = 0, k, w;
+    int stopped = 0; /* lim is a surrogate's index */
+    for (;;) {
+        __m128i v;
+        if (i + SSE_NEED > lim) {
+            size_t to;
+            if (stopped || lim == n)
+                break;
+            to = n - lim > U8P_SURR_SCAN_CHUNK ? lim + U8P_SURR_SCAN_CHUNK : n;
+            lim = scan_surr16(src, lim, to);
+            stopped = lim < to;
+            continue;
+        }
+        v = ld(src + i);
+        if (_mm_testz_si128(v, kFF80)) {
+            __m128i v2 = ld(src + i + 8);
+            if (_mm_testz_si128(v2, kFF80)) {
+                st(d, _mm_packus_epi16(v, v2));
+                d += 16;
+                i += 16;
+            }
+            else {
+                _mm_storel_epi64((__m128i *)d, _mm_packus_epi16(v, v));
+                d += 8;
+                i += 8;
+            }
+            continue;
+        }
+        if (_mm_testz_si128(v, kF800)) {
+            d += enc2x8(v, d);
+        }
+        else {
+            d += enc3x8(v, d);
+        }
+        i += 8;
+    }
+    w = u8p_scalar_enc_ucs2(src + i, n - i, d, &k);
+    *done = i + k;
+    return (size_t)(d - dst) + w;
+}
+
+U8P_SSE static size_t
+sse_enc_ucs4(const uint32_t *src, size_t n, uint8_t *dst, size_t *done)
+{
+    const __m128i k80 = _mm_set1_epi32(~0x7F);
+    const __m128i k800 = _mm_set1_epi32(~0x7FF);
+    const __m128i k10000 = _mm_set1_epi32(~0xFFFF);
+    uint8_t *d = dst;
+    size_t i = 0, lim = 0, k, w;
+    int stopped = 0;
+    for (;;) {
+        __m128i a, b, o;
+        if (i + SSE_NEED > lim) {
+            size_t to;
+            if (stopped || lim == n)
+                break;
+            to = n - lim > U8P_SURR_SCAN_CHUNK ? lim + U8P_SURR_SCAN_CHUNK : n;
+            lim = scan_surr32(src, lim, to);
+            stopped = lim < to;
+            continue;
+        }
+        a = ld(src + i);
+        b = ld(src + i + 4);
+        o = _mm_or_si128(a, b);
+        if (_mm_testz_si128(o, k80)) {
+            __m128i w16 = _mm_packus_epi32(a, b);
+            _mm_storel_epi64((__m128i *)d, _mm_packus_epi16(w16, w16));
+            d += 8;
+        }
+        else if (_mm_testz_si128(o, k800)) {
+            /* narrow to UCS2: values < 0x10000 survive the saturating pack */
+            d += enc2x8(_mm_packus_epi32(a, b), d);
+        }
+        else if (_mm_testz_si128(o, k10000)) {
+            d += enc3x8(_mm_packus_epi32(a, b), d);
+        }
+        else {
+            d += enc4x4(a, d);
+            d += enc4x4(b, d);
+        }
+        i += 8;
+    }
+    w = u8p_scalar_enc_ucs4(src + i, n - i, d, &k);
+    *done = i + k;
+    return (size_t)(d - dst) + w;
+}
+
+const u8p_kernels u8p_kernels_sse = {
+    "sse",
+    sse_len_ucs1,
+    sse_len_ucs2,
+    sse_len_ucs4,
+    sse_enc_ucs1,
+    sse_enc_ucs2,
+    sse_enc_ucs4,
+};
+
+#else /* !U8P_X86_SIMD */
+typedef int u8p_x86_sse_empty; /* ISO C forbids an empty file */
+#endif

@@ -1,0 +1,234 @@
+/*
+ * Shared by test_kernels.c and fuzz_kernels.c: run one input through every
+ * kernel level the CPU supports and compare with an independent per-code
+ * point reference (which also checks the scalar kernels themselves).
+ *
+ * Sources sit at the very end of a read/write mapping followed by a
+ * PROT_NONE page, so a kernel that reads past src + n faults.  Each
+ * destination is sized EXACTLY to the expected output and placed the same
+ * way (a write past it faults), with a canary in front of it (a write
+ * before it is reported).
+ */
+#ifndef U8P_TEST_CHECK_H
+#define U8P_TEST_CHECK_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "kernels.h"
+
+#define CHECK_CANARY 64
+
+typedef struct {
+    uint8_t *base; /* base[0 .. size) is writable, base[size] faults */
+    size_t size;
+} guarded;
+
+static void
+guarded_init(guarded *g, size_t size)
+{
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    size_t rw = (size + CHECK_CANARY + page - 1) / page * page;
+    uint8_t *p = mmap(NULL, rw + page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                      -1, 0);
+    if (p == MAP_FAILED || mprotect(p + rw, page, PROT_NONE) != 0) {
+        perror("mmap");
+        exit(2);
+    }
+    g->base = p;
+    g->size = rw;
+}
+
+/* a pointer to nbytes that end exactly at the guard page */
+static uint8_t *
+guarded_tail(guarded *g, size_t nbytes)
+{
+    return g->base + g->size - nbytes;
+}
+
+static const u8p_kernels *check_levels[U8P_ISA_COUNT];
+static int check_nlevels;
+static long check_failures, check_cases;
+static guarded check_src, check_dst;
+static uint8_t *check_expect;
+static size_t check_cap; /* code points */
+
+/* what is running, for the fault handler: an out-of-bounds access hits a
+ * guard page and lands here */
+static const char *volatile check_cur_level = "-";
+static const char *volatile check_cur_label = "-";
+
+static void
+check_on_fault(int sig)
+{
+    static const char msg[] = "FAULT (out-of-bounds access?) in level ";
+    const char *lv = check_cur_level, *lb = check_cur_label;
+    ssize_t rc;
+    rc = write(2, msg, sizeof msg - 1);
+    rc = write(2, lv, strlen(lv));
+    rc = write(2, ", case: ", 8);
+    rc = write(2, lb, strlen(lb));
+    rc = write(2, "\n", 1);
+    (void)rc;
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+static void
+check_init(size_t max_cp)
+{
+    int lvl;
+    signal(SIGSEGV, check_on_fault);
+    signal(SIGBUS, check_on_fault);
+    check_nlevels = 0;
+    for (lvl = 0; lvl < U8P_ISA_COUNT; lvl++) {
+        const u8p_kernels *k = u8p_kernels_for_level((u8p_isa)lvl);
+        if (k)
+            check_levels[check_nlevels++] = k;
+    }
+    check_cap = max_cp;
+    guarded_init(&check_src, 4 * max_cp);
+    guarded_init(&check_dst, 4 * max_cp + CHECK_CANARY);
+    check_expect = malloc(4 * max_cp + 1);
+    if (!check_expect)
+        exit(2);
+}
+
+/* the independent reference: one code point at a time */
+static size_t
+ref_utf8(uint32_t c, uint8_t *d)
+{
+    if (c < 0x80) {
+        d[0] = (uint8_t)c;
+        return 1;
+    }
+    if (c < 0x800) {
+        d[0] = (uint8_t)(0xC0 | (c >> 6));
+        d[1] = (uint8_t)(0x80 | (c & 0x3F));
+        return 2;
+    }
+    if (c < 0x10000) {
+        d[0] = (uint8_t)(0xE0 | (c >> 12));
+        d[1] = (uint8_t)(0x80 | ((c >> 6) & 0x3F));
+        d[2] = (uint8_t)(0x80 | (c & 0x3F));
+        return 3;
+    }
+    d[0] = (uint8_t)(0xF0 | (c >> 18));
+    d[1] = (uint8_t)(0x80 | ((c >> 12) & 0x3F));
+    d[2] = (uint8_t)(0x80 | ((c >> 6) & 0x3F));
+    d[3] = (uint8_t)(0x80 | (c & 0x3F));
+    return 4;
+}
+
+static void
+check_fail(const char *level, int kind, const char *fn, const char *label, size_t n,
+           const char *what, size_t got, size_t want)
+{
+    check_failures++;
+    if (check_failures <= 20)
+        fprintf(stderr, "MISMATCH level=%s ucs%d %s [%s] n=%zu: %s got %zu want %zu\n", level,
+                kind, fn, label, n, what, got, want);
+}
+
+static size_t
+cp_at(int kind, const void *src, size_t i)
+{
+    if (kind == 1)
+        return ((const uint8_t *)src)[i];
+    if (kind == 2)
+        return ((const uint16_t *)src)[i];
+    return ((const uint32_t *)src)[i];
+}
+
+/* Runs src (n units of `kind` bytes; UCS4 values must be <= 0x10FFFF)
+ * through every level; returns the number of mismatches found. */
+static long
+check_case(int kind, const void *units, size_t n, const char *label)
+{
+    long before = check_failures;
+    size_t i, full = 0, surr = 0, done = n, out = 0;
+    const void *src;
+    int li;
+
+    if (n > check_cap) {
+        fprintf(stderr, "check_case: n=%zu over capacity\n", n);
+        exit(2);
+    }
+    check_cases++;
+    for (i = 0; i < n; i++) {
+        uint32_t c = (uint32_t)cp_at(kind, units, i);
+        uint8_t tmp[4];
+        size_t k = ref_utf8(c, tmp);
+        int is_surr = c >= 0xD800 && c <= 0xDFFF;
+        full += k;
+        surr += is_surr;
+        if (is_surr && done == n)
+            done = i;
+        if (done == n) {
+            memcpy(check_expect + out, tmp, k);
+            out += k;
+        }
+    }
+    if (kind == 1) { /* no surrogates in UCS1, UCS1 encoders take all */
+        done = n;
+    }
+    src = guarded_tail(&check_src, n * (size_t)kind);
+    memcpy((void *)src, units, n * (size_t)kind);
+
+    for (li = 0; li < check_nlevels; li++) {
+        const u8p_kernels *k = check_levels[li];
+        size_t r, ns = (size_t)-1, dn = (size_t)-1;
+        uint8_t *dst = guarded_tail(&check_dst, out);
+        memset(dst - CHECK_CANARY, 0xA5, CHECK_CANARY + out);
+        check_cur_level = k->name;
+        check_cur_label = label;
+
+        if (kind == 1) {
+            r = k->len_ucs1(src, n);
+            if (r != full)
+                check_fail(k->name, kind, "len", label, n, "length", r, full);
+            r = k->enc_ucs1(src, n, dst);
+        }
+        else if (kind == 2) {
+            r = k->len_ucs2(src, n, &ns);
+            if (r != full)
+                check_fail(k->name, kind, "len", label, n, "length", r, full);
+            if (ns != surr)
+                check_fail(k->name, kind, "len", label, n, "nsurr", ns, surr);
+            r = k->enc_ucs2(src, n, dst, &dn);
+        }
+        else {
+            r = k->len_ucs4(src, n, &ns);
+            if (r != full)
+                check_fail(k->name, kind, "len", label, n, "length", r, full);
+            if (ns != surr)
+                check_fail(k->name, kind, "len", label, n, "nsurr", ns, surr);
+            r = k->enc_ucs4(src, n, dst, &dn);
+        }
+        if (r != out)
+            check_fail(k->name, kind, "enc", label, n, "bytes", r, out);
+        if (kind != 1 && dn != done)
+            check_fail(k->name, kind, "enc", label, n, "done", dn, done);
+        if (memcmp(dst, check_expect, out) != 0) {
+            size_t j = 0;
+            while (dst[j] == check_expect[j])
+                j++;
+            check_fail(k->name, kind, "enc", label, n, "first differing byte at", j, out);
+        }
+        for (i = 0; i < CHECK_CANARY; i++) {
+            if (dst[(ptrdiff_t)i - CHECK_CANARY] != 0xA5) {
+                check_fail(k->name, kind, "enc", label, n, "wrote before dst, offset", i,
+                           CHECK_CANARY);
+                break;
+            }
+        }
+    }
+    return check_failures - before;
+}
+
+#endif /* U8P_TEST_CHECK_H */

@@ -1,0 +1,281 @@
+/*
+ * Kernel tests without Python: every level the CPU supports against an
+ * independent reference (and so against scalar), for all six kernels.
+ *
+ *   make -C tests/c test            (or see the Makefile for the cc line)
+ *
+ * Prints one summary line; exits 1 on any mismatch, and a kernel that reads
+ * or writes out of bounds dies with SIGSEGV (see check.h).
+ */
+#include "check.h"
+
+static uint64_t rng_state = 0x9E3779B97F4A7C15ULL;
+
+static uint64_t
+rnd(void)
+{
+    /* xorshift64* */
+    rng_state ^= rng_state >> 12;
+    rng_state ^= rng_state << 25;
+    rng_state ^= rng_state >> 27;
+    return rng_state * 0x2545F4914F6CDD1DULL;
+}
+
+static uint32_t
+rnd_range(uint32_t lo, uint32_t hi) /* inclusive */
+{
+    return lo + (uint32_t)(rnd() % ((uint64_t)hi - lo + 1));
+}
+
+enum { C_ASCII, C_LATIN1, C_TWO, C_THREE, C_SURR, C_ASTRAL, C_NCLASS };
+static const char *const class_names[C_NCLASS] = {
+    "ascii", "latin1", "2byte", "3byte", "surr", "astral",
+};
+
+static uint32_t
+cp_of(int cls)
+{
+    uint32_t c;
+    switch (cls) {
+    case C_ASCII:
+        return rnd_range(0, 0x7F);
+    case C_LATIN1:
+        return rnd_range(0x80, 0xFF);
+    case C_TWO:
+        return rnd_range(0x80, 0x7FF);
+    case C_THREE:
+        do
+            c = rnd_range(0x800, 0xFFFF);
+        while (c >= 0xD800 && c <= 0xDFFF);
+        return c;
+    case C_SURR:
+        return rnd_range(0xD800, 0xDFFF);
+    default:
+        return rnd_range(0x10000, 0x10FFFF);
+    }
+}
+
+/* which classes a storage kind may hold */
+static int
+class_ok(int kind, int cls)
+{
+    if (kind == 1)
+        return cls <= C_LATIN1;
+    if (kind == 2)
+        return cls != C_ASTRAL;
+    return 1;
+}
+
+static uint32_t *cps;   /* code points of the case being built */
+static void *units_buf; /* the same in the storage kind */
+
+static long
+run(int kind, size_t n, const char *label)
+{
+    size_t i;
+    for (i = 0; i < n; i++) {
+        if (kind == 1)
+            ((uint8_t *)units_buf)[i] = (uint8_t)cps[i];
+        else if (kind == 2)
+            ((uint16_t *)units_buf)[i] = (uint16_t)cps[i];
+        else
+            ((uint32_t *)units_buf)[i] = cps[i];
+    }
+    return check_case(kind, units_buf, n, label);
+}
+
+/* A mix: probability (in 1/1000) of each class; the rest is ASCII. */
+typedef struct {
+    const char *name;
+    int permille[C_NCLASS];
+} mix;
+
+static const mix mixes[] = {
+    {"ascii", {1000, 0, 0, 0, 0, 0}},
+    {"latin1-sparse", {950, 50, 0, 0, 0, 0}},
+    {"latin1-dense", {300, 700, 0, 0, 0, 0}},
+    {"2byte", {100, 0, 900, 0, 0, 0}},
+    {"3byte", {50, 0, 50, 900, 0, 0}},
+    {"astral-mix", {500, 0, 50, 100, 0, 350}},
+    {"all", {300, 100, 150, 200, 20, 230}},
+    {"surr-sparse", {400, 0, 200, 390, 10, 0}},
+    {"surr-dense", {300, 0, 0, 200, 500, 0}},
+};
+#define NMIX (sizeof mixes / sizeof mixes[0])
+
+static void
+fill_mix(int kind, const mix *m, size_t n)
+{
+    size_t i;
+    for (i = 0; i < n; i++) {
+        int r = (int)(rnd() % 1000), cls = 0, acc = 0;
+        for (cls = 0; cls < C_NCLASS; cls++) {
+            acc += m->permille[cls];
+            if (r < acc)
+                break;
+        }
+        if (cls == C_NCLASS || !class_ok(kind, cls))
+            cls = kind == 1 && cls != C_NCLASS ? C_LATIN1 : C_ASCII;
+        cps[i] = cp_of(cls);
+    }
+}
+
+static void
+fill_class(int cls, size_t n)
+{
+    size_t i;
+    for (i = 0; i < n; i++)
+        cps[i] = cp_of(cls);
+}
+
+int
+main(void)
+{
+    static const int kinds[3] = {1, 2, 4};
+    static const size_t specials[] = {16, 32, 64, 128, 256, 512, 1024, 4096};
+    static const size_t sweep_lens[] = {1, 7, 8, 9, 15, 16, 17, 23, 24, 25, 31, 32, 33,
+                                        40, 47, 48, 49, 63, 64, 65, 100, 129};
+    size_t big = 300000, n, p, q, s;
+    int ki, li;
+    unsigned mi;
+    char label[96];
+
+    check_init(big);
+    cps = malloc(big * sizeof *cps);
+    units_buf = malloc(big * 4);
+    if (!cps || !units_buf)
+        return 2;
+    printf("levels:");
+    for (li = 0; li < check_nlevels; li++)
+        printf(" %s", check_levels[li]->name);
+    printf("\n");
+
+    /* dispatch: no cap picks the best level, a cap never exceeds itself,
+     * unknown names select nothing */
+    {
+        static const char *const names[U8P_ISA_COUNT] = {"scalar", "sse", "avx2", "avx512"};
+        const u8p_kernels *best = u8p_select_kernels(NULL), *capped;
+        if (best != check_levels[check_nlevels - 1] || u8p_select_kernels("") != best) {
+            fprintf(stderr, "MISMATCH dispatch: select(NULL) is not the best level\n");
+            check_failures++;
+        }
+        if (u8p_select_kernels("no-such-isa") != NULL) {
+            fprintf(stderr, "MISMATCH dispatch: unknown cap selected a table\n");
+            check_failures++;
+        }
+        for (li = 0; li < U8P_ISA_COUNT; li++) {
+            const u8p_kernels *at = u8p_kernels_for_level((u8p_isa)li), *want = NULL;
+            int lj;
+            for (lj = li; lj >= 0 && !want; lj--)
+                want = u8p_kernels_for_level((u8p_isa)lj);
+            capped = u8p_select_kernels(names[li]);
+            if (capped != want || (at && capped != at)) {
+                fprintf(stderr, "MISMATCH dispatch: cap %s selected %s\n", names[li],
+                        capped ? capped->name : "NULL");
+                check_failures++;
+            }
+        }
+    }
+
+    for (ki = 0; ki < 3; ki++) {
+        int kind = kinds[ki], cls, cls2;
+
+        /* every length 0..300, every mix */
+        for (n = 0; n <= 300; n++) {
+            for (mi = 0; mi < NMIX; mi++) {
+                fill_mix(kind, &mixes[mi], n);
+                snprintf(label, sizeof label, "random %s", mixes[mi].name);
+                run(kind, n, label);
+            }
+        }
+        /* vector multiples +- 1, a few seeds each */
+        for (s = 0; s < sizeof specials / sizeof specials[0]; s++) {
+            for (n = specials[s] - 1; n <= specials[s] + 1; n++) {
+                for (mi = 0; mi < NMIX; mi++) {
+                    for (q = 0; q < 3; q++) {
+                        fill_mix(kind, &mixes[mi], n);
+                        snprintf(label, sizeof label, "boundary %s", mixes[mi].name);
+                        run(kind, n, label);
+                    }
+                }
+                for (cls = 0; cls < C_NCLASS; cls++) {
+                    if (!class_ok(kind, cls))
+                        continue;
+                    fill_class(cls, n);
+                    snprintf(label, sizeof label, "pure %s", class_names[cls]);
+                    run(kind, n, label);
+                }
+            }
+        }
+        /* one special code point at every lane position of a uniform run */
+        for (s = 0; s < sizeof sweep_lens / sizeof sweep_lens[0]; s++) {
+            n = sweep_lens[s];
+            for (cls = 0; cls < C_NCLASS; cls++) {
+                if (!class_ok(kind, cls) || cls == C_SURR)
+                    continue;
+                for (cls2 = 0; cls2 < C_NCLASS; cls2++) {
+                    if (!class_ok(kind, cls2) || cls2 == cls)
+                        continue;
+                    for (p = 0; p < n; p++) {
+                        fill_class(cls, n);
+                        cps[p] = cp_of(cls2);
+                        snprintf(label, sizeof label, "%s in %s at %zu", class_names[cls2],
+                                 class_names[cls], p);
+                        run(kind, n, label);
+                        /* and a second one later (two surrogates etc.) */
+                        if (p + 3 < n) {
+                            cps[n - 1 - (p % 5)] = cp_of(cls2);
+                            run(kind, n, label);
+                        }
+                    }
+                }
+            }
+        }
+        /* runs ending exactly at (and around) vector boundaries: ASCII
+         * prefix of length a, then a run of b units of one class */
+        for (cls = 1; cls < C_NCLASS; cls++) {
+            static const size_t runs[] = {1, 7, 8, 9, 15, 16, 17, 31, 32, 33, 64};
+            size_t a, r;
+            if (!class_ok(kind, cls))
+                continue;
+            for (a = 0; a <= 130; a++) {
+                for (r = 0; r < sizeof runs / sizeof runs[0]; r++) {
+                    size_t b = runs[r], tail = (a * 7 + r) % 40;
+                    n = a + b + tail;
+                    fill_class(C_ASCII, n);
+                    for (q = a; q < a + b; q++)
+                        cps[q] = cp_of(cls);
+                    snprintf(label, sizeof label, "ascii*%zu %s*%zu ascii*%zu", a,
+                             class_names[cls], b, tail);
+                    run(kind, n, label);
+                }
+            }
+        }
+        /* a surrogate around the look-ahead scan's chunk edges */
+        if (kind != 1) {
+            for (p = 480; p < 1100; p += (p > 530 && p < 1000) ? 97 : 1) {
+                n = 1100;
+                fill_class(C_THREE, n);
+                cps[p] = cp_of(C_SURR);
+                run(kind, n, "surrogate near scan chunk edge");
+            }
+        }
+        /* long inputs: accumulator flushes (every 8192 vector blocks) */
+        for (cls = 0; cls < C_NCLASS; cls++) {
+            if (!class_ok(kind, cls))
+                continue;
+            fill_class(cls, big);
+            snprintf(label, sizeof label, "long %s", class_names[cls]);
+            run(kind, big, label);
+        }
+        for (mi = 0; mi < NMIX; mi++) {
+            fill_mix(kind, &mixes[mi], big);
+            snprintf(label, sizeof label, "long %s", mixes[mi].name);
+            run(kind, big, label);
+        }
+    }
+
+    printf("%ld cases x %d levels, %ld mismatches\n", check_cases, check_nlevels,
+           check_failures);
+    return check_failures ? 1 : 0;
+}
