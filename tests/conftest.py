@@ -31,7 +31,7 @@ _common = dict(
     # The kernels fixture is deliberately set once per test, not per example.
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
-settings.register_profile("ci", max_examples=12, print_blob=True, **_common)
+settings.register_profile("ci", max_examples=10, print_blob=True, **_common)
 settings.register_profile("dev", max_examples=60, **_common)
 settings.register_profile("deep", max_examples=2000, **_common)
 

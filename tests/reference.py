@@ -299,17 +299,17 @@ def _arrange(high, low_count, where):
         return "".join(high) + "a" * low_count
     if where == "end":
         return "a" * low_count + "".join(high)
-    # spread: interleave evenly
-    out = []
-    total = len(high) + low_count
-    hi = 0
-    for i in range(total):
-        if hi < len(high) and (i * len(high)) // max(total, 1) >= hi:
-            out.append(high[hi])
-            hi += 1
-        else:
-            out.append("a")
-    return "".join(out) + "".join(high[hi:])
+    # spread: high[i] goes right after gap i of 'a's, gaps as even as possible
+    k = len(high)
+    if k == 0:
+        return "a" * low_count
+    parts = []
+    for i, h in enumerate(high):
+        gap = (low_count * (i + 1)) // (k + 1) - (low_count * i) // (k + 1)
+        parts.append("a" * gap)
+        parts.append(h)
+    parts.append("a" * (low_count - (low_count * k) // (k + 1)))
+    return "".join(parts)
 
 
 @functools.lru_cache(maxsize=None)

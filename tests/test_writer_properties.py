@@ -81,7 +81,7 @@ def test_long_strings(kernels, errors, data):
 @pytest.mark.parametrize("errors", HANDLERS)
 @given(data=st.data())
 def test_sequence_concatenates(kernels, errors, data):
-    xs = data.draw(st.lists(text_for(errors), max_size=12), label="xs")
+    xs = data.draw(st.lists(text_for(errors), max_size=8), label="xs")
     cap = data.draw(capacities, label="capacity")
     w = BufferWriter(cap, errors=errors)
     total = 0
