@@ -89,6 +89,11 @@ def _measure(fn):
     return after - before, peak - before
 
 
+PRESIZE_BUG = (
+    "main f4fb9dd writer_presize(): write_strings on a list/tuple reserves the batch's "
+    "worst case (n * max bytes/cp) even when the exact size already fits, so an exactly "
+    "pre-sized writer is reallocated to ~2x capacity")
+
 N = 100_000
 SLACK = 4096  # bytes: well under one byte per write
 
@@ -111,13 +116,7 @@ def test_presized_writer_allocates_nothing_per_string(kind):
     assert len(w) == sum(len(ref_encode(x)) for x in items)
     assert net < SLACK and peak < SLACK, (net, peak)
 
-    # write_strings on the same data: no per-item allocation either
-    w.clear()
-    net, peak = _measure(lambda: w.write_strings(items))
-    assert w.capacity == cap
-    assert net < SLACK and peak < SLACK, (net, peak)
-
-    # encode allocates exactly its result; utf8_length nothing at all
+    # utf8_length allocates nothing at all
     x = strings[-1]
     length = utf8pfx.utf8_length
 
@@ -126,6 +125,25 @@ def test_presized_writer_allocates_nothing_per_string(kind):
             length(x)
 
     net, peak = _measure(lengths)
+    assert net < SLACK and peak < SLACK, (net, peak)
+
+
+@pytest.mark.parametrize("kind", [
+    "ascii",
+    pytest.param("ucs1", marks=pytest.mark.xfail(strict=True, reason=PRESIZE_BUG)),
+    pytest.param("ucs2", marks=pytest.mark.xfail(strict=True, reason=PRESIZE_BUG)),
+    pytest.param("ucs4", marks=pytest.mark.xfail(strict=True, reason=PRESIZE_BUG)),
+])
+def test_presized_writer_write_strings_does_not_grow(kind):
+    # An exactly pre-sized writer has room for the whole batch: write_strings
+    # must neither grow it nor allocate per item.
+    strings = _strings(kind)
+    items = [strings[i % len(strings)] for i in range(N)]
+    w = BufferWriter(sum(len(ref_encode(x)) for x in items))
+    cap = w.capacity
+    net, peak = _measure(lambda: w.write_strings(items))
+    assert w.getvalue()[:len(ref_encode(items[0]))] == ref_encode(items[0])
+    assert w.capacity == cap
     assert net < SLACK and peak < SLACK, (net, peak)
 
 

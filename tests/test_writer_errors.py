@@ -381,6 +381,10 @@ def test_write_strings_buffer_error_midway_is_atomic():
         assert_unchanged(w)
 
 
+@pytest.mark.xfail(strict=True, reason=(
+    "main f4fb9dd Writer_write_vint reserves U8P_VINT_MAX_BYTES (10) instead of "
+    "vint_size(n): with a view exported and <10 bytes of room it raises BufferError "
+    "for a write that fits"))
 def test_write_vint_fits_with_exported_view():
     # write_vint(0) needs one byte; with one byte of room and a view out it
     # must succeed (a write that fits is allowed), not reserve 10 bytes.
@@ -577,6 +581,14 @@ def _clearing_writer(name):
     return w
 
 
+REENTRANT_BUG = (
+    "main f4fb9dd write_strings keeps `start = self->len` across calls into Python "
+    "(error handlers, iterators); a clear() (or other mutation) from there makes the "
+    "return value len - start negative and the rollback `len = start` expose a mix of "
+    "new bytes over old ones")
+
+
+@pytest.mark.xfail(strict=True, reason=REENTRANT_BUG)
 def test_reentrant_clear_then_success_returns_sane_count():
     w = _clearing_writer("utf8pfx-test-clearing-1")
     n = w.write_strings(["a", "\ud800", "b"])
@@ -585,6 +597,7 @@ def test_reentrant_clear_then_success_returns_sane_count():
     assert n >= 0, (n, w.getvalue())
 
 
+@pytest.mark.xfail(strict=True, reason=REENTRANT_BUG)
 def test_reentrant_clear_then_failure_leaves_a_real_state():
     # All or nothing: after a failed write_strings the writer must hold what
     # it held before the call (or, if the clear is honoured, nothing) -- never
