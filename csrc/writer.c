@@ -29,11 +29,6 @@ typedef struct {
     PyObject *errors; /* the handler name (str) */
 } WriterObject;
 
-/* Below this many reserved bytes a non-ASCII str is encoded in one pass
- * even if that means growing for the worst case; above it, one pass only
- * when the worst case already fits (else count first, grow exactly). */
-#define ONEPASS_GROW_LIMIT 16384
-
 static uint8_t empty_byte;
 
 static int writer_grow(WriterObject *w, Py_ssize_t extra);
@@ -109,10 +104,12 @@ writer_put_via_codec(WriterObject *w, const u8p_str *v)
 
 /*
  * Appends one prefixed string; returns the bytes appended or -1.
- * Short strings (and any string whose prefix width is the same for the
- * fewest and the most bytes it can take) are encoded in one pass behind a
- * reserved prefix that is backfilled; others are counted, then encoded
- * straight into an exactly sized gap.
+ * When the prefix width is the same for the fewest and the most bytes the
+ * string can take (always for short strings: <= 42 UCS2 code points fit a
+ * one-byte prefix) and the worst case fits in the free capacity, it is
+ * encoded in one pass behind a reserved prefix that is backfilled.  Else it
+ * is counted, the buffer grows (at most once) to the exact size, and the
+ * UTF-8 is encoded straight into place.
  */
 static Py_ssize_t
 writer_put_str(WriterObject *w, PyObject *obj, const char *what)
@@ -147,12 +144,11 @@ writer_put_str(WriterObject *w, PyObject *obj, const char *what)
     if (v.n <= (PY_SSIZE_T_MAX - U8P_VINT_MAX_BYTES) / maxb) {
         Py_ssize_t worst = v.n * maxb;
         pw = (Py_ssize_t)u8p_vint_size((uint64_t)v.n);
-        if (pw == (Py_ssize_t)u8p_vint_size((uint64_t)worst) &&
-            (pw + worst <= w->cap - w->len ||
-             (worst <= ONEPASS_GROW_LIMIT && w->exports == 0))) {
+        /* One pass only when the worst case fits as it is: a writer never
+         * grows for bytes it may not need (counting is cheap; growth is
+         * geometric, so the room is there for most strings). */
+        if (pw == (Py_ssize_t)u8p_vint_size((uint64_t)worst) && pw + worst <= w->cap - w->len) {
             Py_ssize_t bw;
-            if (writer_reserve(w, pw + worst) < 0)
-                return -1;
             dst = w->buf + w->len;
             body = u8p_body_encode(&v, w->eh, dst + pw);
             if (body == U8P_NEED_CODEC)
@@ -202,23 +198,23 @@ Writer_write_string(WriterObject *self, PyObject *s)
 #define PRESIZE_MAX_BYTES ((Py_ssize_t)64 << 20)
 
 /*
- * For a list or tuple of str: one growth to the worst-case size of the
- * whole batch (exact for ASCII), read from the str headers alone, so that
- * every string then takes the one-pass path with no growth in between.
- * Best effort: on anything unusual it does nothing and the writes grow as
- * they go.  Never raises.
+ * For a list or tuple of str, from the str headers alone: the fewest and the
+ * most bytes the batch can take (equal for ASCII).  If the writer must grow
+ * anyway, it grows once for the worst case, so that every string then takes
+ * the one-pass path.  Best effort: on anything unusual it does nothing and
+ * the writes grow as they go.  Never raises.
  */
 static void
 writer_presize(WriterObject *w, PyObject *seq)
 {
-    Py_ssize_t i, n = PySequence_Fast_GET_SIZE(seq), total = 0;
+    Py_ssize_t i, n = PySequence_Fast_GET_SIZE(seq), least = 0, worst = 0;
     PyObject **items = PySequence_Fast_ITEMS(seq);
 
     if (n < PRESIZE_MIN_ITEMS || w->exports > 0)
         return;
     for (i = 0; i < n; i++) {
         PyObject *s = items[i];
-        Py_ssize_t len, worst;
+        Py_ssize_t len;
         if (!PyUnicode_CheckExact(s))
             return;
 #if PY_VERSION_HEX < 0x030C0000
@@ -226,12 +222,17 @@ writer_presize(WriterObject *w, PyObject *seq)
             return;
 #endif
         len = PyUnicode_GET_LENGTH(s);
-        worst = len * (PyUnicode_IS_ASCII(s) ? 1 : (Py_ssize_t)PyUnicode_KIND(s) + 1);
-        total += (Py_ssize_t)u8p_vint_size((uint64_t)worst) + worst;
-        if (total > PRESIZE_MAX_BYTES)
+        least += (Py_ssize_t)u8p_vint_size((uint64_t)len) + len;
+        if (!PyUnicode_IS_ASCII(s))
+            len *= (Py_ssize_t)PyUnicode_KIND(s) + 1;
+        worst += (Py_ssize_t)u8p_vint_size((uint64_t)len) + len;
+        if (worst > PRESIZE_MAX_BYTES)
             return;
     }
-    if (writer_reserve(w, total) < 0)
+    /* Grow now only if the batch cannot fit as it is (short of "ignore"
+     * dropping surrogates): then grow once, for the worst case.  A writer
+     * with room for the batch is left alone. */
+    if (least > w->cap - w->len && writer_reserve(w, worst) < 0)
         PyErr_Clear(); /* the writes below report any real failure */
 }
 

@@ -1,17 +1,13 @@
 """The command-line interface: python -m utf8pfx encode/decode."""
-import subprocess
-import sys
-
 import pytest
+from subproc import run_python
 
 import utf8pfx
 from utf8pfx.__main__ import main, split_lines, storage_kind
 
 
 def run(*args, stdin=None):
-    return subprocess.run(
-        [sys.executable, "-m", "utf8pfx", *args], input=stdin, capture_output=True
-    )
+    return run_python(["-m", "utf8pfx", *args], input=stdin)
 
 
 def test_default_encodes_the_sample_and_summarises():

@@ -1,9 +1,6 @@
 """Kernel selection: UTF8PFX_ISA caps the level at import; isa() reports it."""
-import os
-import subprocess
-import sys
-
 import pytest
+from subproc import run_python
 
 import utf8pfx
 from utf8pfx import _core
@@ -12,13 +9,8 @@ ORDER = ["scalar", "sse", "avx2", "avx512"]
 
 
 def isa_under(value):
-    env = dict(os.environ, UTF8PFX_ISA=value)
-    return subprocess.run(
-        [sys.executable, "-c", "import utf8pfx, utf8pfx._core as c; print(utf8pfx.isa(), c._decode_isa())"],
-        env=env,
-        capture_output=True,
-        text=True,
-    )
+    code = "import utf8pfx, utf8pfx._core as c; print(utf8pfx.isa(), c._decode_isa())"
+    return run_python(["-c", code], env={"UTF8PFX_ISA": value}, text=True)
 
 
 def test_default_is_the_best_available_level():

@@ -14,6 +14,11 @@ u8p_shuf4[x]  compacts 4 32-bit lanes where lane i holds a UTF-8 sequence of
               k_i in bits 2i..2i+1.  u8p_len4[x] = sum(k_i + 1).
 u8p_spread8[m] moves bit i of m to bit 2i, so adding the spread masks of the
               ">= 0x80", ">= 0x800" and ">= 0x10000" lane masks gives x.
+u8p_shuf4n[y] the rows of u8p_shuf4 under another index, cheaper to get from
+              compare masks: bit i of y is a_i = (cp >= 0x80) xor
+              (cp >= 0x10000), bit 4 + i is b_i = (cp >= 0x800); (a, b) is
+              (0, 0), (1, 0), (1, 1), (0, 1) for k = 0, 1, 2, 3.
+              u8p_len4n[y] = its length.
 """
 import os
 
@@ -46,6 +51,14 @@ def spread8(m):
     return sum(((m >> i) & 1) << (2 * i) for i in range(8))
 
 
+def nib2x(y):
+    x = 0
+    for i in range(4):
+        a, b = y >> i & 1, y >> (4 + i) & 1
+        x |= {(0, 0): 0, (1, 0): 1, (1, 1): 2, (0, 1): 3}[(a, b)] << (2 * i)
+    return x
+
+
 def rows(fn, fmt="0x{:02x}"):
     return ",\n".join(
         "    {" + ", ".join(fmt.format(b) for b in fn(i)) + "}" for i in range(256)
@@ -73,6 +86,14 @@ U8P_ALIGN16 const uint8_t u8p_shuf4[256][16] = {{
 
 const uint8_t u8p_len4[256] = {{
 {flat([len4(x) for x in range(256)])}
+}};
+
+U8P_ALIGN16 const uint8_t u8p_shuf4n[256][16] = {{
+{rows(lambda y: shuf4(nib2x(y)))}
+}};
+
+const uint8_t u8p_len4n[256] = {{
+{flat([len4(nib2x(y)) for y in range(256)])}
 }};
 
 const uint16_t u8p_spread8[256] = {{

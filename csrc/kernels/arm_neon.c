@@ -125,7 +125,7 @@ enc2x8(uint16x8_t v, uint8_t *d)
 }
 
 /* 4 code points (no surrogates) -> 4..16 bytes; stores 16 at d (see
- * enc4x4 in x86_sse.c for the lane layout) */
+ * utf8_lanes in x86_sse.c for the lane layout) */
 static inline size_t
 enc4x4(uint32x4_t c, uint8_t *d)
 {

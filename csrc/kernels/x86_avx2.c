@@ -17,6 +17,11 @@
 #include "simd_tables.h"
 
 #define U8P_AVX2 __attribute__((target("avx2,popcnt")))
+/* block steps: gcc would otherwise call the bigger ones out of line */
+#define U8P_AVX2_INL __attribute__((target("avx2,popcnt"), always_inline))
+
+/* a constant from u8p_avx2_k (x86_avx2_consts.c) */
+#define KV(name) _mm256_load_si256((const __m256i *)u8p_avx2_k[U8P_K_##name].b)
 
 U8P_AVX2 static inline __m256i
 ld(const void *p)
@@ -42,7 +47,7 @@ st128(void *p, __m128i v)
     _mm_storeu_si128((__m128i *)p, v);
 }
 
-U8P_AVX2 static inline size_t
+U8P_AVX2_INL static inline size_t
 hsum32(__m256i v)
 {
     __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
@@ -52,7 +57,7 @@ hsum32(__m256i v)
 }
 
 /* sum of 16 u16 lanes, each < 32768 (madd is signed) */
-U8P_AVX2 static inline size_t
+U8P_AVX2_INL static inline size_t
 hsum16(__m256i v)
 {
     return hsum32(_mm256_madd_epi16(v, _mm256_set1_epi16(1)));
@@ -66,6 +71,10 @@ rows(const uint8_t *lo, const uint8_t *hi)
 }
 
 /* ---------------------------------------------------------------- lengths */
+
+/* 8 all-ones then 8 zeros: 8 ints from u8p_avx2_lanemask + 8 - r are a
+ * vpmaskmovd mask for the first r lanes */
+static const int32_t u8p_avx2_lanemask[16] = {-1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0};
 
 U8P_AVX2 static size_t
 avx2_len_ucs1(const uint8_t *src, size_t n)
@@ -114,84 +123,107 @@ avx2_len_ucs2(const uint16_t *src, size_t n, size_t *nsurr)
 U8P_AVX2 static size_t
 avx2_len_ucs4(const uint32_t *src, size_t n, size_t *nsurr)
 {
-    const __m256i k80 = _mm256_set1_epi32(~0x7F);
-    const __m256i k800 = _mm256_set1_epi32(~0x7FF);
-    const __m256i k10000 = _mm256_set1_epi32(~0xFFFF);
-    const __m256i kD800 = _mm256_set1_epi32(0xD800);
+    const __m256i kFFFF = _mm256_set1_epi32(0xFFFF);
+    const __m256i kFF80 = _mm256_set1_epi16((short)0xFF80);
+    const __m256i kF800 = _mm256_set1_epi16((short)0xF800);
+    const __m256i kD800 = _mm256_set1_epi16((short)0xD800);
     const __m256i zero = _mm256_setzero_si256();
-    size_t i = 0, lt = 0, surr = 0, tsurr, tlen;
-    /* lt counts the thresholds a unit is under: it takes 4 - that bytes.
-     * 32-bit lanes grow by at most 3 a block: flush every 2**20 blocks. */
-    while (i + 8 <= n) {
-        size_t blocks = (n - i) / 8, b;
-        __m256i acc = zero, accs = zero;
-        if (blocks > ((size_t)1 << 20))
-            blocks = (size_t)1 << 20;
-        for (b = 0; b < blocks; b++, i += 8) {
-            __m256i v = ld(src + i);
-            __m256i hi = _mm256_and_si256(v, k800);
-            acc = _mm256_sub_epi32(acc, _mm256_cmpeq_epi32(_mm256_and_si256(v, k80), zero));
-            acc = _mm256_sub_epi32(acc, _mm256_cmpeq_epi32(hi, zero));
-            acc = _mm256_sub_epi32(acc, _mm256_cmpeq_epi32(_mm256_and_si256(v, k10000), zero));
-            accs = _mm256_sub_epi32(accs, _mm256_cmpeq_epi32(hi, kD800));
+    size_t i = 0, i0, lt = 0, astral = 0, surr = 0, tsurr, tlen;
+    /* 16 units a block, narrowed to 16 bits by the saturating pack (which
+     * sends astral code points to 0xFFFF: neither "< 0x80", "< 0x800" nor
+     * a surrogate, as wanted).  A unit takes 3 - lt + astral bytes, lt the
+     * thresholds 0x80, 0x800 it is under.  16-bit lanes grow by at most 2
+     * a block: flush every 8192 blocks. */
+    while (i + 16 <= n) {
+        size_t blocks = (n - i) / 16, b;
+        __m256i acc = zero, accs = zero, acca = zero;
+        if (blocks > 8192)
+            blocks = 8192;
+        for (b = 0; b < blocks; b++, i += 16) {
+            __m256i x = ld(src + i), y = ld(src + i + 8);
+            __m256i p = _mm256_packus_epi32(x, y), hi = _mm256_and_si256(p, kF800);
+            acca = _mm256_sub_epi32(acca, _mm256_cmpgt_epi32(x, kFFFF));
+            acca = _mm256_sub_epi32(acca, _mm256_cmpgt_epi32(y, kFFFF));
+            acc = _mm256_sub_epi16(acc, _mm256_cmpeq_epi16(_mm256_and_si256(p, kFF80), zero));
+            acc = _mm256_sub_epi16(acc, _mm256_cmpeq_epi16(hi, zero));
+            accs = _mm256_sub_epi16(accs, _mm256_cmpeq_epi16(hi, kD800));
         }
-        lt += hsum32(acc);
-        surr += hsum32(accs);
+        lt += hsum16(acc);
+        surr += hsum16(accs);
+        astral += hsum32(acca);
     }
-    tlen = u8p_scalar_len_ucs4(src + i, n - i, &tsurr);
+    i0 = i;
+    /* the last 1..15 units: masked loads (lanes past n read as 0, which
+     * counts 1 byte a lane: subtracted) */
+    tlen = tsurr = 0;
+    for (; i < n; i += 8) {
+        size_t r = n - i < 8 ? n - i : 8;
+        __m256i x = _mm256_maskload_epi32((const int *)(src + i),
+                                          ld(u8p_avx2_lanemask + 8 - r));
+        tlen += 8 + (size_t)__builtin_popcount(
+                        (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(
+                            _mm256_cmpgt_epi32(x, _mm256_set1_epi32(0x7F))))
+                        | (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(
+                              _mm256_cmpgt_epi32(x, _mm256_set1_epi32(0x7FF)))) << 8
+                        | (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(
+                              _mm256_cmpgt_epi32(x, kFFFF))) << 16) - (8 - r);
+        tsurr += (size_t)__builtin_popcount((unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(
+            _mm256_cmpeq_epi32(_mm256_and_si256(x, _mm256_set1_epi32((int)0xFFFFF800u)),
+                               _mm256_set1_epi32(0xD800)))));
+    }
     *nsurr = surr + tsurr;
-    return 4 * i - lt + tlen;
+    return 3 * i0 - lt + astral + tlen;
 }
 
 /* ------------------------------------------------------------ block steps */
 
 /* 16 code points < 0x800 in 16-bit lanes -> 16..32 bytes.  Stores 16 bytes
  * at d and 16 at the end of the first half's output (unit 8's bytes). */
-U8P_AVX2 static inline size_t
+U8P_AVX2_INL static inline size_t
 enc2x16(__m256i v, uint8_t *d)
 {
     /* [0xC0 | c >> 6, 0x80 | (c & 0x3F)] as a little-endian 16-bit lane */
     __m256i two = _mm256_or_si256(
         _mm256_or_si256(_mm256_srli_epi16(v, 6),
-                        _mm256_slli_epi16(_mm256_and_si256(v, _mm256_set1_epi16(0x3F)), 8)),
-        _mm256_set1_epi16((short)0x80C0));
-    __m256i big = _mm256_cmpgt_epi16(v, _mm256_set1_epi16(0x7F));
+                        _mm256_slli_epi16(_mm256_and_si256(v, KV(H003F)), 8)),
+        KV(H80C0));
+    __m256i big = _mm256_cmpgt_epi16(v, KV(H007F));
     /* packs works per half: mask bits 0..7 are units 0..7, 16..23 units 8..15 */
     unsigned m = (unsigned)_mm256_movemask_epi8(_mm256_packs_epi16(big, _mm256_setzero_si256()));
     unsigned m0 = m & 0xFF, m1 = (m >> 16) & 0xFF;
     __m256i r = _mm256_shuffle_epi8(_mm256_blendv_epi8(v, two, big),
                                     rows(u8p_shuf2[m0], u8p_shuf2[m1]));
-    size_t n0 = 8 + (size_t)__builtin_popcount(m0);
+    size_t n0 = 8 + (size_t)__builtin_popcountll((uint64_t)m0);
     st128(d, _mm256_castsi256_si128(r));
     st128(d + n0, _mm256_extracti128_si256(r, 1));
-    return n0 + 8 + (size_t)__builtin_popcount(m1);
+    return n0 + 8 + (size_t)__builtin_popcountll((uint64_t)m1);
 }
 
 /* 16 code points < 0x10000 (no surrogates) in 16-bit lanes -> 16..48
  * bytes.  Each code point's UTF-8 is built right-aligned in a 32-bit lane
- * (as enc4x4 in x86_sse.c) from two 16-bit halves: hi = [b2, b3] (b3 the
+ * (as utf8_lanes in x86_sse.c) from two 16-bit halves: hi = [b2, b3] (b3 the
  * last byte) and lo = [-, b1] (the lead of a 3-byte sequence), so all the
  * arithmetic runs on 16 units per vector; unpacking lo/hi gives the lanes.
  * Stores 16 bytes at the start of units 0, 4, 8 and 12's bytes. */
-U8P_AVX2 static inline size_t
+U8P_AVX2_INL static inline size_t
 enc3x16(__m256i v, uint8_t *d)
 {
     const __m256i zero = _mm256_setzero_si256();
-    __m256i lt80 = _mm256_cmpeq_epi16(_mm256_and_si256(v, _mm256_set1_epi16((short)0xFF80)), zero);
-    __m256i lt800 = _mm256_cmpeq_epi16(_mm256_and_si256(v, _mm256_set1_epi16((short)0xF800)), zero);
+    __m256i lt80 = _mm256_cmpeq_epi16(_mm256_and_si256(v, KV(HFF80)), zero);
+    __m256i lt800 = _mm256_cmpeq_epi16(_mm256_and_si256(v, KV(HF800)), zero);
     __m256i v8 = _mm256_slli_epi16(v, 8);
     /* b3 = 0x80 | (c & 0x3F); b2 = 0x80 | ((c >> 6) & 0x3F), plus 0x40 when
      * b2 is a 2-byte lead (0xC0 | c >> 6, c >> 6 < 0x20) */
     __m256i hi = _mm256_or_si256(
-        _mm256_or_si256(_mm256_and_si256(v8, _mm256_set1_epi16(0x3F00)),
-                        _mm256_and_si256(_mm256_srli_epi16(v, 6), _mm256_set1_epi16(0x3F))),
-        _mm256_or_si256(_mm256_set1_epi16((short)0x8080),
+        _mm256_or_si256(_mm256_and_si256(v8, KV(H3F00)),
+                        _mm256_and_si256(_mm256_srli_epi16(v, 6), KV(H003F))),
+        _mm256_or_si256(KV(H8080),
                         _mm256_and_si256(_mm256_andnot_si256(lt80, lt800),
-                                         _mm256_set1_epi16(0x40))));
+                                         KV(H0040))));
     /* b1 = 0xE0 | c >> 12 (only used by 3-byte lanes) */
     __m256i lo = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(v, 4),
-                                                  _mm256_set1_epi16(0x0F00)),
-                                 _mm256_set1_epi16((short)0xE000));
+                                                  KV(H0F00)),
+                                 KV(HE000));
     __m256i a, b;
     /* masks, per 128-bit half: bits 0..7 "< 0x80" of its 8 units, 8..15
      * "< 0x800"; k = 2 - those */
@@ -215,52 +247,63 @@ enc3x16(__m256i v, uint8_t *d)
     return n2 + u8p_len4[x23 >> 8];
 }
 
-/* 8 code points (no surrogates, <= 0x10FFFF) in 32-bit lanes -> 8..32
- * bytes; see enc4x4 in x86_sse.c for the lane layout.  Stores 16 bytes at d
- * and 16 at the start of unit 4's bytes. */
-U8P_AVX2 static inline size_t
-enc4x8(__m256i c, uint8_t *d)
+/* One code point's UTF-8 right-aligned in each 32-bit lane (the layout of
+ * utf8_lanes in x86_sse.c: lead in byte 3 - k for k + 1 bytes); *ab gets the
+ * lane's u8p_shuf4n code as two masks: a = ge80 ^ ge10000 and b = ge800,
+ * packed to 16-bit lanes [a0..a3, b0..b3] per 128-bit half. */
+U8P_AVX2_INL static inline __m256i
+utf8_lanes(__m256i c, __m256i *ab)
 {
-    __m256i ge80 = _mm256_cmpgt_epi32(c, _mm256_set1_epi32(0x7F));
-    __m256i ge800 = _mm256_cmpgt_epi32(c, _mm256_set1_epi32(0x7FF));
-    __m256i ge10000 = _mm256_cmpgt_epi32(c, _mm256_set1_epi32(0xFFFF));
-    /* k = bytes after the lead (0..3) */
-    __m256i k = _mm256_sub_epi32(_mm256_setzero_si256(),
-                                 _mm256_add_epi32(_mm256_add_epi32(ge80, ge800), ge10000));
-    /* the four 6-bit groups, lowest in the top byte (c << 24 keeps all of
-     * an ASCII byte; the masks below fix bits 6, 7 of multi-byte ones) */
+    __m256i ge80 = _mm256_cmpgt_epi32(c, KV(W7F));
+    __m256i ge800 = _mm256_cmpgt_epi32(c, KV(W7FF));
+    __m256i ge10000 = _mm256_cmpgt_epi32(c, KV(WFFFF));
+    /* the four sextets, highest in byte 0 (multiplies as in x86_sse.c) */
+    __m256i in = _mm256_shuffle_epi8(c, KV(SEXT_SHUF));
     __m256i s = _mm256_or_si256(
-        _mm256_or_si256(_mm256_slli_epi32(c, 24),
-                        _mm256_and_si256(_mm256_slli_epi32(c, 10), _mm256_set1_epi32(0x3F0000))),
-        _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi32(c, 4), _mm256_set1_epi32(0x3F00)),
-                        _mm256_srli_epi32(c, 18)));
-    /* by k: the lead/continuation marker bits to set, and bit 6 of the
-     * last byte to clear; vpermd looks both up (indices 0..3) */
-    __m256i set = _mm256_permutevar8x32_epi32(
-        _mm256_setr_epi32(0, (int)0x80C00000u, (int)0x8080E000u, (int)0x808080F0u, 0, 0, 0, 0), k);
-    __m256i keep = _mm256_permutevar8x32_epi32(
-        _mm256_setr_epi32(-1, (int)0xBFFFFFFFu, (int)0xBFFFFFFFu, (int)0xBFFFFFFFu, 0, 0, 0, 0), k);
-    /* table index: k0 | k1 << 2 | k2 << 4 | k3 << 6 per half.  After the
-     * packs, y = k0 | k1 << 8 | k2 << 16 | k3 << 24 and the multiply by
-     * 1 + 2**6 + 2**12 + 2**18 lands k_i at bit 18 + 2i, every other
-     * partial product on other (non-overlapping, carry-free) bits. */
-    __m256i p = _mm256_packus_epi16(_mm256_packus_epi32(k, k), _mm256_setzero_si256());
-    uint32_t y0 = (uint32_t)_mm256_cvtsi256_si32(p), y1 = (uint32_t)_mm256_extract_epi32(p, 4);
-    unsigned x0 = ((y0 * 0x41041u) >> 18) & 0xFF, x1 = ((y1 * 0x41041u) >> 18) & 0xFF;
-    __m256i r = _mm256_shuffle_epi8(_mm256_and_si256(_mm256_or_si256(s, set), keep),
-                                    rows(u8p_shuf4[x0], u8p_shuf4[x1]));
-    size_t n0 = u8p_len4[x0];
-    st128(d, _mm256_castsi256_si128(r));
-    st128(d + n0, _mm256_extracti128_si256(r, 1));
-    return n0 + u8p_len4[x1];
+        _mm256_mulhi_epu16(_mm256_and_si256(in, KV(W0FC0FC00)),
+                           KV(W04000040)),
+        _mm256_mullo_epi16(_mm256_and_si256(in, KV(W003F03F0)),
+                           KV(W01000010)));
+    /* -k is the sum of the masks; vpermilps reads its low 2 bits, (-k) & 3,
+     * to pick the marker bits (bytes below the lead are don't cares; the
+     * blend replaces k = 0 lanes) */
+    __m256i nk = _mm256_add_epi32(_mm256_add_epi32(ge80, ge800), ge10000);
+    __m256i mk = _mm256_castps_si256(_mm256_permutevar_ps(
+        _mm256_castsi256_ps(KV(MARKS)),
+        nk));
+    *ab = _mm256_packs_epi32(_mm256_xor_si256(ge80, ge10000), ge800);
+    /* ASCII keeps all 7 bits in byte 3 */
+    return _mm256_blendv_epi8(_mm256_slli_epi32(c, 24), _mm256_or_si256(s, mk), ge80);
+}
+
+/* 16 code points (no surrogates, <= 0x10FFFF) in two vectors of 32-bit
+ * lanes -> 16..64 bytes.  Stores 16 bytes at the start of units 0, 4, 8
+ * and 12's bytes. */
+U8P_AVX2_INL static inline size_t
+enc4x16(__m256i a, __m256i b, uint8_t *d)
+{
+    __m256i aba, abb;
+    __m256i sa = utf8_lanes(a, &aba), sb = utf8_lanes(b, &abb);
+    /* bytes 0..3 of the mask: the u8p_shuf4n index of a's units 0..3, b's
+     * 0..3, a's 4..7, b's 4..7 */
+    unsigned m = (unsigned)_mm256_movemask_epi8(_mm256_packs_epi16(aba, abb));
+    unsigned x0 = m & 0xFF, x1 = (m >> 8) & 0xFF, x2 = (m >> 16) & 0xFF, x3 = m >> 24;
+    size_t n0 = u8p_len4n[x0], n1 = n0 + u8p_len4n[x2], n2 = n1 + u8p_len4n[x1];
+    __m256i ra = _mm256_shuffle_epi8(sa, rows(u8p_shuf4n[x0], u8p_shuf4n[x2]));
+    __m256i rb = _mm256_shuffle_epi8(sb, rows(u8p_shuf4n[x1], u8p_shuf4n[x3]));
+    st128(d, _mm256_castsi256_si128(ra));
+    st128(d + n0, _mm256_extracti128_si256(ra, 1));
+    st128(d + n1, _mm256_castsi256_si128(rb));
+    st128(d + n2, _mm256_extracti128_si256(rb, 1));
+    return n2 + u8p_len4n[x3];
 }
 
 /* first surrogate in src[i, end), or end */
 U8P_AVX2 static size_t
 scan_surr16(const uint16_t *src, size_t i, size_t end)
 {
-    const __m256i kF800 = _mm256_set1_epi16((short)0xF800);
-    const __m256i kD800 = _mm256_set1_epi16((short)0xD800);
+    const __m256i kF800 = KV(HF800);
+    const __m256i kD800 = KV(HD800);
     for (; i + 16 <= end; i += 16) {
         unsigned m = (unsigned)_mm256_movemask_epi8(
             _mm256_cmpeq_epi16(_mm256_and_si256(ld(src + i), kF800), kD800));
@@ -277,8 +320,8 @@ scan_surr16(const uint16_t *src, size_t i, size_t end)
 U8P_AVX2 static size_t
 scan_surr32(const uint32_t *src, size_t i, size_t end)
 {
-    const __m256i kF800 = _mm256_set1_epi32((int)0xFFFFF800u);
-    const __m256i kD800 = _mm256_set1_epi32(0xD800);
+    const __m256i kF800 = KV(WNOT7FF);
+    const __m256i kD800 = KV(WD800);
     for (; i + 8 <= end; i += 8) {
         unsigned m = (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(
             _mm256_cmpeq_epi32(_mm256_and_si256(ld(src + i), kF800), kD800)));
@@ -299,27 +342,27 @@ scan_surr32(const uint32_t *src, size_t i, size_t end)
  * paired with its would-be trail in a 16-bit lane and u8p_shuf2 drops the
  * trail of ASCII bytes.  Stores 16 bytes at the start of units 0, 8, 16
  * and 24's bytes. */
-U8P_AVX2 static inline size_t
+U8P_AVX2_INL static inline size_t
 enc1x32(__m256i v, unsigned m, uint8_t *d)
 {
     /* signed: c >= 0xC0 is > -65; ASCII too, but blendv keeps it as is */
-    __m256i ge_c0 = _mm256_cmpgt_epi8(v, _mm256_set1_epi8(-65));
-    __m256i lead = _mm256_sub_epi8(_mm256_set1_epi8((char)0xC2), ge_c0);
+    __m256i ge_c0 = _mm256_cmpgt_epi8(v, KV(BBF));
+    __m256i lead = _mm256_sub_epi8(KV(BC2), ge_c0);
     __m256i first = _mm256_blendv_epi8(v, lead, v); /* high bit of v selects */
-    __m256i trail = _mm256_and_si256(v, _mm256_set1_epi8((char)0xBF));
+    __m256i trail = _mm256_and_si256(v, KV(BBF));
     /* per 128-bit half: unpacklo = its bytes 0..7, unpackhi = 8..15 */
     __m256i a = _mm256_shuffle_epi8(_mm256_unpacklo_epi8(first, trail),
                                     rows(u8p_shuf2[m & 0xFF], u8p_shuf2[(m >> 16) & 0xFF]));
     __m256i b = _mm256_shuffle_epi8(_mm256_unpackhi_epi8(first, trail),
                                     rows(u8p_shuf2[(m >> 8) & 0xFF], u8p_shuf2[m >> 24]));
-    size_t n0 = 8 + (size_t)__builtin_popcount(m & 0xFF);
-    size_t n1 = 16 + (size_t)__builtin_popcount(m & 0xFFFF);
-    size_t n2 = 24 + (size_t)__builtin_popcount(m & 0xFFFFFF);
+    size_t n0 = 8 + (size_t)__builtin_popcountll((uint64_t)m & 0xFF);
+    size_t n1 = 16 + (size_t)__builtin_popcountll((uint64_t)m & 0xFFFF);
+    size_t n2 = 24 + (size_t)__builtin_popcountll((uint64_t)m & 0xFFFFFF);
     st128(d, _mm256_castsi256_si128(a));
     st128(d + n0, _mm256_castsi256_si128(b));
     st128(d + n1, _mm256_extracti128_si256(a, 1));
     st128(d + n2, _mm256_extracti128_si256(b, 1));
-    return 32 + (size_t)__builtin_popcount(m);
+    return 32 + (size_t)__builtin_popcountll((uint64_t)m);
 }
 
 U8P_AVX2 size_t
@@ -345,21 +388,76 @@ u8p_avx2_enc_ucs1(const uint8_t *src, size_t n, uint8_t *dst)
     return (size_t)(d - dst) + u8p_scalar_enc_ucs1(src + i, n - i, d);
 }
 
-/* Units needed surrogate-free from i for one 16-unit block: the last
- * 16-byte store starts at most at unit i + 12, the ASCII path reads 32
- * units: 32 covers all. */
-#define AVX2_NEED 32
+/* Units needed surrogate-free from i for one 16-unit block (UCS2 or UCS4):
+ * its last 16-byte store starts at most at unit i + 12's bytes. */
+#define AVX2_NEED 28
+/* Shorter tails than this are left to the scalar loops. */
+#define AVX2_TAIL_MIN 4
+
+/* 16 surrogate-free UCS2 units -> their UTF-8 at d */
+U8P_AVX2_INL static inline size_t
+enc_ucs2x16(__m256i v, uint8_t *d)
+{
+    if (_mm256_testz_si256(v, KV(HFF80))) {
+        /* packus interleaves the halves: restore unit order */
+        st128(d, _mm256_castsi256_si128(_mm256_permute4x64_epi64(_mm256_packus_epi16(v, v), 0xD8)));
+        return 16;
+    }
+    if (_mm256_testz_si256(v, KV(HF800)))
+        return enc2x16(v, d);
+    return enc3x16(v, d);
+}
+
+U8P_AVX2_INL static inline int
+has_surr16(__m256i v)
+{
+    __m256i s = _mm256_cmpeq_epi16(_mm256_and_si256(v, KV(HF800)), KV(HD800));
+    return !_mm256_testz_si256(s, s);
+}
+
+/* r < AVX2_NEED surrogate-free UCS2 units -> their UTF-8 at d, exactly:
+ * copied to a zero-padded buffer (a 0 encodes as one byte, at the end),
+ * encoded into another, the real bytes copied out. */
+U8P_AVX2 static size_t
+tail_ucs2(const uint16_t *src, size_t r, uint8_t *d)
+{
+    uint16_t in[32] = {0};
+    uint8_t buf[2 * 48 + 16];
+    size_t o;
+    memcpy(in, src, r * sizeof *src);
+    o = enc_ucs2x16(ld(in), buf);
+    if (r > 16)
+        o += enc_ucs2x16(ld(in + 16), buf + o) - (32 - r);
+    else
+        o -= 16 - r;
+    memcpy(d, buf, o);
+    return o;
+}
 
 U8P_AVX2 size_t
 u8p_avx2_enc_ucs2(const uint16_t *src, size_t n, uint8_t *dst, size_t *done)
 {
-    const __m256i kFF80 = _mm256_set1_epi16((short)0xFF80);
-    const __m256i kF800 = _mm256_set1_epi16((short)0xF800);
     uint8_t *d = dst;
-    size_t i = 0, lim = 0, k, w;
+    size_t i = 0, lim, k, w;
     int stopped = 0; /* lim is a surrogate's index */
+    /* Main loop: block i is encoded once the next 16 units are loaded and
+     * known surrogate-free, which keeps its stores inside dst. */
+    if (n >= 32) {
+        __m256i v = ld(src);
+        if (!has_surr16(v)) {
+            while (i + 32 <= n) {
+                __m256i nv = ld(src + i + 16);
+                if (has_surr16(nv))
+                    break;
+                d += enc_ucs2x16(v, d);
+                v = nv;
+                i += 16;
+            }
+        }
+    }
+    /* The rest, with the surrogate scan. */
+    lim = i;
     for (;;) {
-        __m256i v;
         if (i + AVX2_NEED > lim) {
             size_t to;
             if (stopped || lim == n)
@@ -369,47 +467,116 @@ u8p_avx2_enc_ucs2(const uint16_t *src, size_t n, uint8_t *dst, size_t *done)
             stopped = lim < to;
             continue;
         }
-        v = ld(src + i);
-        if (_mm256_testz_si256(v, kFF80)) {
-            __m256i v2 = ld(src + i + 16);
-            if (_mm256_testz_si256(v2, kFF80)) {
-                /* packus interleaves the halves: restore unit order */
-                st(d, _mm256_permute4x64_epi64(_mm256_packus_epi16(v, v2), 0xD8));
-                d += 32;
-                i += 32;
-            }
-            else {
-                st128(d, _mm256_castsi256_si128(
-                             _mm256_permute4x64_epi64(_mm256_packus_epi16(v, v), 0xD8)));
-                d += 16;
-                i += 16;
-            }
-            continue;
-        }
-        if (_mm256_testz_si256(v, kF800)) {
-            d += enc2x16(v, d);
-        }
-        else {
-            d += enc3x16(v, d);
-        }
+        d += enc_ucs2x16(ld(src + i), d);
         i += 16;
+    }
+    /* [i, lim) is surrogate-free and shorter than AVX2_NEED */
+    if (lim - i >= AVX2_TAIL_MIN) {
+        size_t r = lim - i;
+        if (lim >= 32) {
+            /* the 32 units up to lim all ASCII: rewrite their bytes (those
+             * before the tail are already there, the same) */
+            __m256i v = ld(src + lim - 32), v2 = ld(src + lim - 16);
+            if (_mm256_testz_si256(_mm256_or_si256(v, v2), KV(HFF80))) {
+                st(d + r - 32, _mm256_permute4x64_epi64(_mm256_packus_epi16(v, v2), 0xD8));
+                d += r;
+                i = lim;
+            }
+        }
+        if (i < lim) {
+            d += tail_ucs2(src + i, r, d);
+            i = lim;
+        }
     }
     w = u8p_scalar_enc_ucs2(src + i, n - i, d, &k);
     *done = i + k;
     return (size_t)(d - dst) + w;
 }
 
+/* 16 surrogate-free UCS4 units in a, b -> their UTF-8 at d; the last
+ * 16-byte store starts at unit 12's bytes */
+U8P_AVX2_INL static inline size_t
+enc_ucs4x16(__m256i a, __m256i b, uint8_t *d)
+{
+    const __m256i k80 = KV(WNOT7F);
+    const __m256i k800 = KV(WNOT7FF);
+    const __m256i k10000 = KV(WNOTFFFF);
+    __m256i o = _mm256_or_si256(a, b);
+    if (_mm256_testz_si256(o, k10000)) {
+        /* narrow to UCS2: values < 0x10000 survive the saturating pack;
+         * packus interleaves the halves, the permute restores order */
+        __m256i w16 = _mm256_permute4x64_epi64(_mm256_packus_epi32(a, b), 0xD8);
+        if (_mm256_testz_si256(o, k80)) {
+            __m256i w8 = _mm256_permute4x64_epi64(_mm256_packus_epi16(w16, w16), 0xD8);
+            st128(d, _mm256_castsi256_si128(w8));
+            return 16;
+        }
+        if (_mm256_testz_si256(o, k800))
+            return enc2x16(w16, d);
+        return enc3x16(w16, d);
+    }
+    return enc4x16(a, b, d);
+}
+
+/* any surrogate among the 16 units in a, b */
+U8P_AVX2_INL static inline int
+has_surr32(__m256i a, __m256i b)
+{
+    const __m256i kF800 = KV(WNOT7FF);
+    const __m256i kD800 = KV(WD800);
+    __m256i sa = _mm256_cmpeq_epi32(_mm256_and_si256(a, kF800), kD800);
+    __m256i sb = _mm256_cmpeq_epi32(_mm256_and_si256(b, kF800), kD800);
+    __m256i o = _mm256_or_si256(sa, sb);
+    return !_mm256_testz_si256(o, o);
+}
+
+/* r < AVX2_NEED surrogate-free units -> their UTF-8 at d, exactly: masked
+ * loads (lanes past r read as 0 and encode as one byte each, at the end),
+ * blocks encoded into a buffer, the real bytes copied out. */
+U8P_AVX2 static size_t
+tail_ucs4(const uint32_t *src, size_t r, uint8_t *d)
+{
+    uint8_t buf[2 * 64 + 16];
+    size_t o = 0, j;
+    for (j = 0; j < r; j += 16) {
+        size_t ra = r - j < 8 ? r - j : 8, rb = r - j < 16 ? r - j - ra : 8;
+        __m256i a = _mm256_maskload_epi32((const int *)(src + j), ld(u8p_avx2_lanemask + 8 - ra));
+        __m256i b = rb ? _mm256_maskload_epi32((const int *)(src + j + 8),
+                                               ld(u8p_avx2_lanemask + 8 - rb))
+                       : _mm256_setzero_si256();
+        o += enc_ucs4x16(a, b, buf + o) - (16 - ra - rb);
+    }
+    memcpy(d, buf, o);
+    return o;
+}
+
 U8P_AVX2 size_t
 u8p_avx2_enc_ucs4(const uint32_t *src, size_t n, uint8_t *dst, size_t *done)
 {
-    const __m256i k80 = _mm256_set1_epi32(~0x7F);
-    const __m256i k800 = _mm256_set1_epi32(~0x7FF);
-    const __m256i k10000 = _mm256_set1_epi32(~0xFFFF);
     uint8_t *d = dst;
-    size_t i = 0, lim = 0, k, w;
+    size_t i = 0, lim, k, w;
     int stopped = 0;
+    /* Main loop: block i is encoded once the next 16 units are loaded and
+     * known surrogate-free, which keeps its stores inside dst (they reach
+     * at most 12 units' worth of bytes past the block). */
+    if (n >= 32) {
+        __m256i a = ld(src), b = ld(src + 8);
+        if (!has_surr32(a, b)) {
+            while (i + 32 <= n) {
+                __m256i na = ld(src + i + 16), nb = ld(src + i + 24);
+                if (has_surr32(na, nb))
+                    break;
+                d += enc_ucs4x16(a, b, d);
+                a = na;
+                b = nb;
+                i += 16;
+            }
+        }
+    }
+    /* The rest, with the surrogate scan: a block needs AVX2_NEED
+     * surrogate-free units from its start. */
+    lim = i;
     for (;;) {
-        __m256i a, b, o;
         if (i + AVX2_NEED > lim) {
             size_t to;
             if (stopped || lim == n)
@@ -419,31 +586,13 @@ u8p_avx2_enc_ucs4(const uint32_t *src, size_t n, uint8_t *dst, size_t *done)
             stopped = lim < to;
             continue;
         }
-        a = ld(src + i);
-        b = ld(src + i + 8);
-        o = _mm256_or_si256(a, b);
-        if (_mm256_testz_si256(o, k10000)) {
-            /* narrow to UCS2: values < 0x10000 survive the saturating
-             * pack; packus interleaves the halves, the permute restores
-             * order */
-            __m256i w16 = _mm256_permute4x64_epi64(_mm256_packus_epi32(a, b), 0xD8);
-            if (_mm256_testz_si256(o, k80)) {
-                __m256i w8 = _mm256_permute4x64_epi64(_mm256_packus_epi16(w16, w16), 0xD8);
-                st128(d, _mm256_castsi256_si128(w8));
-                d += 16;
-            }
-            else if (_mm256_testz_si256(o, k800)) {
-                d += enc2x16(w16, d);
-            }
-            else {
-                d += enc3x16(w16, d);
-            }
-        }
-        else {
-            d += enc4x8(a, d);
-            d += enc4x8(b, d);
-        }
+        d += enc_ucs4x16(ld(src + i), ld(src + i + 8), d);
         i += 16;
+    }
+    /* [i, lim) is surrogate-free and shorter than AVX2_NEED */
+    if (lim - i >= AVX2_TAIL_MIN) {
+        d += tail_ucs4(src + i, lim - i, d);
+        i = lim;
     }
     w = u8p_scalar_enc_ucs4(src + i, n - i, d, &k);
     *done = i + k;

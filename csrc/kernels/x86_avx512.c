@@ -7,7 +7,7 @@
  *                             compress would be the AVX2 scheme again).
  *   u8p_kernels_avx512_vbmi2  + VBMI2: encoders build each code point's
  *                             UTF-8 right-aligned in a 32-bit lane (as
- *                             enc4x4 in x86_sse.c) and squeeze out the
+ *                             utf8_lanes in x86_sse.c) and squeeze out the
  *                             unused bytes with vpcompressb; loads and
  *                             stores are masked to the exact size, so
  *                             nothing is read or written out of bounds and
@@ -111,7 +111,7 @@ vbmi2_enc4x16(__m512i c, __mmask16 lanes, uint8_t *d)
     __mmask16 ge800 = _mm512_cmpge_epu32_mask(c, _mm512_set1_epi32(0x800));
     __mmask16 ge10000 = _mm512_cmpge_epu32_mask(c, _mm512_set1_epi32(0x10000));
     /* sequence right-aligned in the lane: byte 3 is always its last byte,
-     * byte 3 - k its lead (see enc4x4 in x86_sse.c) */
+     * byte 3 - k its lead (see utf8_lanes in x86_sse.c) */
     __m512i t0 = _mm512_and_si512(
         c, _mm512_mask_blend_epi32(ge80, _mm512_set1_epi32(0x7F), _mm512_set1_epi32(0x3F)));
     __m512i s = _mm512_or_si512(

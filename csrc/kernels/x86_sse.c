@@ -112,33 +112,38 @@ sse_len_ucs2(const uint16_t *src, size_t n, size_t *nsurr)
 U8P_SSE static size_t
 sse_len_ucs4(const uint32_t *src, size_t n, size_t *nsurr)
 {
-    const __m128i k80 = _mm_set1_epi32(~0x7F);
-    const __m128i k800 = _mm_set1_epi32(~0x7FF);
-    const __m128i k10000 = _mm_set1_epi32(~0xFFFF);
-    const __m128i kD800 = _mm_set1_epi32(0xD800);
+    const __m128i kFFFF = _mm_set1_epi32(0xFFFF);
+    const __m128i kFF80 = _mm_set1_epi16((short)0xFF80);
+    const __m128i kF800 = _mm_set1_epi16((short)0xF800);
+    const __m128i kD800 = _mm_set1_epi16((short)0xD800);
     const __m128i zero = _mm_setzero_si128();
-    size_t i = 0, lt = 0, surr = 0, tsurr, tlen;
-    /* lt counts the thresholds a unit is under: it takes 4 - that bytes.
-     * 32-bit lanes grow by at most 3 a block: flush every 2**20 blocks. */
-    while (i + 4 <= n) {
-        size_t blocks = (n - i) / 4, b;
-        __m128i acc = zero, accs = zero;
-        if (blocks > ((size_t)1 << 20))
-            blocks = (size_t)1 << 20;
-        for (b = 0; b < blocks; b++, i += 4) {
-            __m128i v = ld(src + i);
-            __m128i hi = _mm_and_si128(v, k800);
-            acc = _mm_sub_epi32(acc, _mm_cmpeq_epi32(_mm_and_si128(v, k80), zero));
-            acc = _mm_sub_epi32(acc, _mm_cmpeq_epi32(hi, zero));
-            acc = _mm_sub_epi32(acc, _mm_cmpeq_epi32(_mm_and_si128(v, k10000), zero));
-            accs = _mm_sub_epi32(accs, _mm_cmpeq_epi32(hi, kD800));
+    size_t i = 0, lt = 0, astral = 0, surr = 0, tsurr, tlen;
+    /* 8 units a block, narrowed to 16 bits by the saturating pack (which
+     * sends astral code points to 0xFFFF: neither "< 0x80", "< 0x800" nor
+     * a surrogate, as wanted).  A unit takes 3 - lt + astral bytes, lt the
+     * thresholds 0x80, 0x800 it is under.  16-bit lanes grow by at most 2
+     * a block: flush every 8192 blocks. */
+    while (i + 8 <= n) {
+        size_t blocks = (n - i) / 8, b;
+        __m128i acc = zero, accs = zero, acca = zero;
+        if (blocks > 8192)
+            blocks = 8192;
+        for (b = 0; b < blocks; b++, i += 8) {
+            __m128i x = ld(src + i), y = ld(src + i + 4);
+            __m128i p = _mm_packus_epi32(x, y), hi = _mm_and_si128(p, kF800);
+            acca = _mm_sub_epi32(acca, _mm_cmpgt_epi32(x, kFFFF));
+            acca = _mm_sub_epi32(acca, _mm_cmpgt_epi32(y, kFFFF));
+            acc = _mm_sub_epi16(acc, _mm_cmpeq_epi16(_mm_and_si128(p, kFF80), zero));
+            acc = _mm_sub_epi16(acc, _mm_cmpeq_epi16(hi, zero));
+            accs = _mm_sub_epi16(accs, _mm_cmpeq_epi16(hi, kD800));
         }
-        lt += hsum32(acc);
-        surr += hsum32(accs);
+        lt += hsum16(acc);
+        surr += hsum16(accs);
+        astral += hsum32(acca);
     }
     tlen = u8p_scalar_len_ucs4(src + i, n - i, &tsurr);
     *nsurr = surr + tsurr;
-    return 4 * i - lt + tlen;
+    return 3 * i - lt + astral + tlen;
 }
 
 /* ------------------------------------------------------------ block steps */
@@ -157,12 +162,12 @@ enc2x8(__m128i v, uint8_t *d)
     unsigned m = (unsigned)_mm_movemask_epi8(_mm_packs_epi16(big, _mm_setzero_si128()));
     __m128i w = _mm_blendv_epi8(v, two, big);
     st(d, _mm_shuffle_epi8(w, ld(u8p_shuf2[m])));
-    return 8 + (size_t)__builtin_popcount(m);
+    return 8 + (size_t)__builtin_popcountll((uint64_t)m);
 }
 
 /* 8 code points < 0x10000 (no surrogates) in 16-bit lanes -> 8..24 bytes.
  * Each code point's UTF-8 is built right-aligned in a 32-bit lane (the
- * layout of enc4x4 below) from two 16-bit halves: hi = [b2, b3] (b3 the
+ * layout of utf8_lanes below) from two 16-bit halves: hi = [b2, b3] (b3 the
  * last byte) and lo = [-, b1] (the lead of a 3-byte sequence), so the
  * arithmetic runs on 8 units per vector; unpacking lo/hi gives the lanes.
  * Stores 16 bytes at d and at unit 4's bytes. */
@@ -193,21 +198,24 @@ enc3x8(__m128i v, uint8_t *d)
     return n0 + u8p_len4[x >> 8];
 }
 
-/* 4 code points (no surrogates, <= 0x10FFFF) in 32-bit lanes -> 4..16
- * bytes.  Stores 16 bytes at d; returns the real length.
+/* The UTF-8 of 4 code points (no surrogates, <= 0x10FFFF), one per 32-bit
+ * lane, and in *ab the masks that pick their u8p_shuf4n row.
  *
- * Lane layout shared by every 3-/4-byte path (and the AVX-512 and NEON
- * files): a sequence of 1 + k bytes sits right-aligned in its lane, lead
- * in byte 3 - k, last byte in byte 3; u8p_shuf4 is indexed by the four k
- * (2 bits each) and picks exactly those bytes, lane after lane. */
-U8P_SSE static inline size_t
-enc4x4(__m128i c, uint8_t *d)
+ * Lane layout shared by every 3-/4-byte path (and the AVX2, AVX-512 and
+ * NEON files): a sequence of 1 + k bytes sits right-aligned in its lane,
+ * lead in byte 3 - k, last byte in byte 3; u8p_shuf4 is indexed by the four
+ * k (2 bits each) and picks exactly those bytes, lane after lane.
+ * u8p_shuf4n holds the same rows under an index that compares give
+ * directly: a = ge80 ^ ge10000 and b = ge800 per lane, packed here to
+ * 16-bit lanes [a0..a3, b0..b3]; packs_epi16 of two of them and a movemask
+ * make two indices at once. */
+U8P_SSE static inline __m128i
+utf8_lanes(__m128i c, __m128i *ab)
 {
     __m128i ge80 = _mm_cmpgt_epi32(c, _mm_set1_epi32(0x7F));
     __m128i ge800 = _mm_cmpgt_epi32(c, _mm_set1_epi32(0x7FF));
     __m128i ge10000 = _mm_cmpgt_epi32(c, _mm_set1_epi32(0xFFFF));
-    /* The four 6-bit groups of c, highest in byte 0 and lowest in byte 3
-     * (the sequence is right-aligned: byte 3 is always its last byte).
+    /* The four 6-bit groups of c, highest in byte 0 and lowest in byte 3.
      * Read as a big-endian 24-bit number [c2, c1, c0] this is splitting 3
      * bytes into 4 sextets: shuffle each lane to [c1, c2, c0, c1], then
      * per 16-bit half one multiply-high moves a sextet down and one
@@ -225,13 +233,24 @@ enc4x4(__m128i c, uint8_t *d)
         _mm_xor_si128(_mm_and_si128(ge80, _mm_set1_epi32((int)0x80C00000u)),
                       _mm_and_si128(ge800, _mm_set1_epi32(0x0040E000))),
         _mm_and_si128(ge10000, _mm_set1_epi32(0x000060F0)));
-    unsigned x = (unsigned)u8p_spread8[_mm_movemask_ps(_mm_castsi128_ps(ge80))]
-                 + u8p_spread8[_mm_movemask_ps(_mm_castsi128_ps(ge800))]
-                 + u8p_spread8[_mm_movemask_ps(_mm_castsi128_ps(ge10000))];
+    *ab = _mm_packs_epi32(_mm_xor_si128(ge80, ge10000), ge800);
     /* ASCII keeps all 7 bits in byte 3 */
-    s = _mm_blendv_epi8(_mm_slli_epi32(c, 24), _mm_or_si128(s, mk), ge80);
-    st(d, _mm_shuffle_epi8(s, ld(u8p_shuf4[x])));
-    return u8p_len4[x];
+    return _mm_blendv_epi8(_mm_slli_epi32(c, 24), _mm_or_si128(s, mk), ge80);
+}
+
+/* 8 code points (no surrogates, <= 0x10FFFF) in a, b -> 8..32 bytes, one
+ * movemask for both table rows.  Stores 16 bytes at d and at unit 4's
+ * bytes. */
+U8P_SSE static inline size_t
+enc4x8(__m128i a, __m128i b, uint8_t *d)
+{
+    __m128i aba, abb;
+    __m128i sa = utf8_lanes(a, &aba), sb = utf8_lanes(b, &abb);
+    unsigned m = (unsigned)_mm_movemask_epi8(_mm_packs_epi16(aba, abb));
+    size_t n0 = u8p_len4n[m & 0xFF];
+    st(d, _mm_shuffle_epi8(sa, ld(u8p_shuf4n[m & 0xFF])));
+    st(d + n0, _mm_shuffle_epi8(sb, ld(u8p_shuf4n[m >> 8])));
+    return n0 + u8p_len4n[m >> 8];
 }
 
 /* first surrogate in src[i, end), or end */
@@ -285,10 +304,10 @@ enc1x16(__m128i v, unsigned m, uint8_t *d)
     __m128i lead = _mm_sub_epi8(_mm_set1_epi8((char)0xC2), ge_c0);
     __m128i first = _mm_blendv_epi8(v, lead, v); /* high bit of v selects */
     __m128i trail = _mm_and_si128(v, _mm_set1_epi8((char)0xBF));
-    size_t n0 = 8 + (size_t)__builtin_popcount(m & 0xFF);
+    size_t n0 = 8 + (size_t)__builtin_popcountll((uint64_t)m & 0xFF);
     st(d, _mm_shuffle_epi8(_mm_unpacklo_epi8(first, trail), ld(u8p_shuf2[m & 0xFF])));
     st(d + n0, _mm_shuffle_epi8(_mm_unpackhi_epi8(first, trail), ld(u8p_shuf2[m >> 8])));
-    return 16 + (size_t)__builtin_popcount(m);
+    return 16 + (size_t)__builtin_popcountll((uint64_t)m);
 }
 
 U8P_SSE static size_t
@@ -315,9 +334,56 @@ sse_enc_ucs1(const uint8_t *src, size_t n, uint8_t *dst)
 }
 
 /* Units needed surrogate-free from i for one 8-unit block: the last 16-byte
- * store starts at most at unit i + 4 (enc4x4) or i (enc2x8), the ASCII
+ * store starts at most at unit i + 4 (enc4x8) or i (enc2x8), the ASCII
  * path reads 16 units: 24 covers all. */
 #define SSE_NEED 24
+/* ... and for UCS4's 16-unit astral step (last store at unit i + 12) */
+#define SSE_NEED4 28
+
+/* Shorter tails than this are left to the scalar loops. */
+#define SSE_TAIL_MIN 4
+
+/* 8 surrogate-free UCS2 units -> their UTF-8 at d; stores reach at most
+ * 16 bytes past unit 4's */
+U8P_SSE static inline size_t
+enc_ucs2x8(__m128i v, uint8_t *d)
+{
+    if (_mm_testz_si128(v, _mm_set1_epi16((short)0xFF80))) {
+        _mm_storel_epi64((__m128i *)d, _mm_packus_epi16(v, v));
+        return 8;
+    }
+    if (_mm_testz_si128(v, _mm_set1_epi16((short)0xF800)))
+        return enc2x8(v, d);
+    return enc3x8(v, d);
+}
+
+/* any surrogate among the 16 units in v, v2 */
+U8P_SSE static inline int
+has_surr16x16(__m128i v, __m128i v2)
+{
+    const __m128i kF800 = _mm_set1_epi16((short)0xF800);
+    const __m128i kD800 = _mm_set1_epi16((short)0xD800);
+    __m128i s = _mm_or_si128(_mm_cmpeq_epi16(_mm_and_si128(v, kF800), kD800),
+                             _mm_cmpeq_epi16(_mm_and_si128(v2, kF800), kD800));
+    return !_mm_testz_si128(s, s);
+}
+
+/* r < SSE_NEED surrogate-free UCS2 units -> their UTF-8 at d, exactly:
+ * copied to a zero-padded buffer (a 0 encodes as one byte, at the end),
+ * encoded into another, the real bytes copied out. */
+U8P_SSE static size_t
+tail_ucs2(const uint16_t *src, size_t r, uint8_t *d)
+{
+    uint16_t in[SSE_NEED] = {0};
+    uint8_t buf[3 * SSE_NEED + 16];
+    size_t o = 0, j;
+    memcpy(in, src, r * sizeof *src);
+    for (j = 0; j < r; j += 8)
+        o += enc_ucs2x8(ld(in + j), buf + o);
+    o -= (8 - r % 8) % 8;
+    memcpy(d, buf, o);
+    return o;
+}
 
 U8P_SSE static size_t
 sse_enc_ucs2(const uint16_t *src, size_t n, uint8_t *dst, size_t *done)
@@ -325,8 +391,33 @@ sse_enc_ucs2(const uint16_t *src, size_t n, uint8_t *dst, size_t *done)
     const __m128i kFF80 = _mm_set1_epi16((short)0xFF80);
     const __m128i kF800 = _mm_set1_epi16((short)0xF800);
     uint8_t *d = dst;
-    size_t i = 0, lim = 0, k, w;
+    size_t i = 0, lim, k, w;
     int stopped = 0; /* lim is a surrogate's index */
+    /* Main loop: 16 units a step, encoded once the next 16 are loaded and
+     * known surrogate-free (which keeps the stores inside dst); no scan. */
+    if (n >= 32) {
+        __m128i v = ld(src), v2 = ld(src + 8);
+        if (!has_surr16x16(v, v2)) {
+            while (i + 32 <= n) {
+                __m128i nv = ld(src + i + 16), nv2 = ld(src + i + 24);
+                if (has_surr16x16(nv, nv2))
+                    break;
+                if (_mm_testz_si128(_mm_or_si128(v, v2), kFF80)) {
+                    st(d, _mm_packus_epi16(v, v2));
+                    d += 16;
+                }
+                else {
+                    d += enc_ucs2x8(v, d);
+                    d += enc_ucs2x8(v2, d);
+                }
+                v = nv;
+                v2 = nv2;
+                i += 16;
+            }
+        }
+    }
+    /* The rest, with the surrogate scan. */
+    lim = i;
     for (;;) {
         __m128i v;
         if (i + SSE_NEED > lim) {
@@ -361,22 +452,116 @@ sse_enc_ucs2(const uint16_t *src, size_t n, uint8_t *dst, size_t *done)
         }
         i += 8;
     }
+    /* [i, lim) is surrogate-free and shorter than SSE_NEED */
+    if (lim - i >= SSE_TAIL_MIN) {
+        size_t r = lim - i;
+        if (lim >= 24) {
+            /* the 24 units up to lim all ASCII: rewrite their bytes (those
+             * before the tail are already there, the same) */
+            __m128i v = ld(src + lim - 24), v2 = ld(src + lim - 16), v3 = ld(src + lim - 8);
+            if (_mm_testz_si128(_mm_or_si128(_mm_or_si128(v, v2), v3), kFF80)) {
+                _mm_storel_epi64((__m128i *)(d + r - 24), _mm_packus_epi16(v, v));
+                st(d + r - 16, _mm_packus_epi16(v2, v3));
+                d += r;
+                i = lim;
+            }
+        }
+        if (i < lim) {
+            d += tail_ucs2(src + i, r, d);
+            i = lim;
+        }
+    }
     w = u8p_scalar_enc_ucs2(src + i, n - i, d, &k);
     *done = i + k;
     return (size_t)(d - dst) + w;
 }
 
+/* 8 surrogate-free UCS4 units in a, b -> their UTF-8 at d; stores reach
+ * at most 16 bytes past unit 4's */
+U8P_SSE static inline size_t
+enc_ucs4x8(__m128i a, __m128i b, uint8_t *d)
+{
+    __m128i o = _mm_or_si128(a, b);
+    if (_mm_testz_si128(o, _mm_set1_epi32(~0x7F))) {
+        __m128i w16 = _mm_packus_epi32(a, b);
+        _mm_storel_epi64((__m128i *)d, _mm_packus_epi16(w16, w16));
+        return 8;
+    }
+    /* narrow to UCS2: values < 0x10000 survive the saturating pack */
+    if (_mm_testz_si128(o, _mm_set1_epi32(~0x7FF)))
+        return enc2x8(_mm_packus_epi32(a, b), d);
+    if (_mm_testz_si128(o, _mm_set1_epi32(~0xFFFF)))
+        return enc3x8(_mm_packus_epi32(a, b), d);
+    return enc4x8(a, b, d);
+}
+
+/* any surrogate among the 16 units in a, b, c, e (the saturating pack
+ * sends astral code points to 0xFFFF, not a surrogate) */
+U8P_SSE static inline int
+has_surr32x16(__m128i a, __m128i b, __m128i c, __m128i e)
+{
+    const __m128i kF800 = _mm_set1_epi16((short)0xF800);
+    const __m128i kD800 = _mm_set1_epi16((short)0xD800);
+    __m128i s = _mm_or_si128(
+        _mm_cmpeq_epi16(_mm_and_si128(_mm_packus_epi32(a, b), kF800), kD800),
+        _mm_cmpeq_epi16(_mm_and_si128(_mm_packus_epi32(c, e), kF800), kD800));
+    return !_mm_testz_si128(s, s);
+}
+
+/* r < SSE_NEED surrogate-free UCS4 units -> their UTF-8 at d, exactly (as
+ * tail_ucs2) */
+U8P_SSE static size_t
+tail_ucs4(const uint32_t *src, size_t r, uint8_t *d)
+{
+    uint32_t in[SSE_NEED] = {0};
+    uint8_t buf[4 * SSE_NEED + 16];
+    size_t o = 0, j;
+    memcpy(in, src, r * sizeof *src);
+    for (j = 0; j < r; j += 8)
+        o += enc_ucs4x8(ld(in + j), ld(in + j + 4), buf + o);
+    o -= (8 - r % 8) % 8;
+    memcpy(d, buf, o);
+    return o;
+}
+
 U8P_SSE static size_t
 sse_enc_ucs4(const uint32_t *src, size_t n, uint8_t *dst, size_t *done)
 {
-    const __m128i k80 = _mm_set1_epi32(~0x7F);
-    const __m128i k800 = _mm_set1_epi32(~0x7FF);
     const __m128i k10000 = _mm_set1_epi32(~0xFFFF);
     uint8_t *d = dst;
-    size_t i = 0, lim = 0, k, w;
+    size_t i = 0, lim, k, w;
     int stopped = 0;
+    /* Main loop: 16 units a step, encoded once the next 16 are loaded and
+     * known surrogate-free (which keeps the stores inside dst); no scan. */
+    if (n >= 32) {
+        __m128i a = ld(src), b = ld(src + 4), c = ld(src + 8), e = ld(src + 12);
+        if (!has_surr32x16(a, b, c, e)) {
+            while (i + 32 <= n) {
+                __m128i na = ld(src + i + 16), nb = ld(src + i + 20);
+                __m128i nc = ld(src + i + 24), ne = ld(src + i + 28);
+                if (has_surr32x16(na, nb, nc, ne))
+                    break;
+                if (!_mm_testz_si128(_mm_or_si128(_mm_or_si128(a, b), _mm_or_si128(c, e)),
+                                     k10000)) {
+                    d += enc4x8(a, b, d);
+                    d += enc4x8(c, e, d);
+                }
+                else {
+                    d += enc_ucs4x8(a, b, d);
+                    d += enc_ucs4x8(c, e, d);
+                }
+                a = na;
+                b = nb;
+                c = nc;
+                e = ne;
+                i += 16;
+            }
+        }
+    }
+    /* The rest, with the surrogate scan. */
+    lim = i;
     for (;;) {
-        __m128i a, b, o;
+        __m128i a, b;
         if (i + SSE_NEED > lim) {
             size_t to;
             if (stopped || lim == n)
@@ -388,24 +573,24 @@ sse_enc_ucs4(const uint32_t *src, size_t n, uint8_t *dst, size_t *done)
         }
         a = ld(src + i);
         b = ld(src + i + 4);
-        o = _mm_or_si128(a, b);
-        if (_mm_testz_si128(o, k80)) {
-            __m128i w16 = _mm_packus_epi32(a, b);
-            _mm_storel_epi64((__m128i *)d, _mm_packus_epi16(w16, w16));
-            d += 8;
+        if (i + SSE_NEED4 <= lim) {
+            /* 16 units at once when astral code points are about: one
+             * predictable branch instead of the ladder's */
+            __m128i c = ld(src + i + 8), e = ld(src + i + 12);
+            if (!_mm_testz_si128(_mm_or_si128(_mm_or_si128(a, b), _mm_or_si128(c, e)), k10000)) {
+                d += enc4x8(a, b, d);
+                d += enc4x8(c, e, d);
+                i += 16;
+                continue;
+            }
         }
-        else if (_mm_testz_si128(o, k800)) {
-            /* narrow to UCS2: values < 0x10000 survive the saturating pack */
-            d += enc2x8(_mm_packus_epi32(a, b), d);
-        }
-        else if (_mm_testz_si128(o, k10000)) {
-            d += enc3x8(_mm_packus_epi32(a, b), d);
-        }
-        else {
-            d += enc4x4(a, d);
-            d += enc4x4(b, d);
-        }
+        d += enc_ucs4x8(a, b, d);
         i += 8;
+    }
+    /* [i, lim) is surrogate-free and shorter than SSE_NEED */
+    if (lim - i >= SSE_TAIL_MIN) {
+        d += tail_ucs4(src + i, lim - i, d);
+        i = lim;
     }
     w = u8p_scalar_enc_ucs4(src + i, n - i, d, &k);
     *done = i + k;

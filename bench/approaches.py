@@ -1,0 +1,242 @@
+"""Every approach that turns a workload's strings into one blob.
+
+An approach's setup(workload) does the one-time work (message class, writer,
+buffers) and returns run(strings), the timed part.  Peers that are not
+installed are left out with a note (see available()).
+"""
+import sys
+from dataclasses import dataclass
+from typing import Callable, Optional
+
+from .workloads import Workload
+
+
+@dataclass(frozen=True)
+class Approach:
+    key: str
+    label: str
+    setup: Callable        # setup(workload) -> run(strings)
+    fresh: bool = True     # new input for every run, made outside the clock
+    u8p: bool = False      # a utf8pfx row (rerun per ISA level by --isa)
+    make_input: Optional[Callable] = None  # fresh input from the strings;
+    #                                        default timing.fresh_copies
+
+
+def _call_each(f, strings):
+    """The per-string loop shared by every one-call-per-string approach."""
+    for s in strings:
+        f(s)
+
+
+# --- pure Python and the str codec ------------------------------------------
+def _py_varint(_wl):
+    def run(strings):
+        out = bytearray()
+        for s in strings:
+            b = s.encode()
+            n = len(b)
+            while n >= 0x80:
+                out.append((n & 0x7F) | 0x80)
+                n >>= 7
+            out.append(n)
+            out += b
+        return out
+    return run
+
+
+def _str_encode(_wl):
+    enc = str.encode
+    return lambda strings: _call_each(enc, strings)
+
+
+# --- floors -------------------------------------------------------------------
+def _utf8_buffer(strings):
+    """The copy floor's fresh input: the workload's UTF-8, just written, as
+    the fresh strings are for the other rows."""
+    return bytearray("".join(strings).encode("utf-8", "surrogatepass"))
+
+
+def _copy_floor(wl):
+    # memcpy of the workload's UTF-8 into a buffer that already exists, as a
+    # pre-sized writer writes into memory it already owns.
+    dst = memoryview(bytearray(wl.utf8_bytes))
+
+    def run(src):
+        dst[:] = src
+    return run
+
+
+def _noop_floor(_wl):
+    # ().count: a bound C method (builtin_function_or_method, METH_O, as
+    # BufferWriter.write_string) that takes the string, scans an empty tuple
+    # and returns the cached small int 0: no allocation, no hashing, never
+    # reads the string.  int.bit_length / list.__len__ take no argument, so
+    # the call shape would differ from write_string(s).
+    noop = ().count
+    return lambda strings: _call_each(noop, strings)
+
+
+# --- protobuf (upb) -------------------------------------------------------------
+def protobuf_info():
+    try:
+        from google.protobuf import __version__
+        from google.protobuf.internal import api_implementation
+    except ImportError:
+        return None
+    return {"version": __version__, "backend": api_implementation.Type()}
+
+
+_PB_CLASS = None
+
+
+def _pb_class():
+    """Message class with one `repeated string s = 1`, built at run time from
+    a FileDescriptorProto (no protoc, no generated code)."""
+    global _PB_CLASS
+    if _PB_CLASS is None:
+        from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+        F = descriptor_pb2.FieldDescriptorProto
+        fdp = descriptor_pb2.FileDescriptorProto(
+            name="utf8pfx_bench.proto", package="utf8pfx_bench", syntax="proto3")
+        msg = fdp.message_type.add(name="Strings")
+        msg.field.add(name="s", number=1, type=F.TYPE_STRING, label=F.LABEL_REPEATED)
+        pool = descriptor_pool.DescriptorPool()
+        pool.Add(fdp)
+        desc = pool.FindMessageTypeByName("utf8pfx_bench.Strings")
+        if hasattr(message_factory, "GetMessageClass"):
+            _PB_CLASS = message_factory.GetMessageClass(desc)
+        else:  # protobuf < 4.22
+            _PB_CLASS = message_factory.MessageFactory(pool).GetPrototype(desc)
+    return _PB_CLASS
+
+
+def _protobuf(_wl):
+    cls = _pb_class()
+
+    def run(strings):
+        m = cls()
+        m.s.extend(strings)
+        return m.SerializeToString()
+    return run
+
+
+# --- msgpack ------------------------------------------------------------------------
+def msgpack_info():
+    try:
+        import msgpack
+    except ImportError:
+        return None
+    return {"version": ".".join(map(str, msgpack.version)),
+            "extension": msgpack.Packer.__module__ == "msgpack._cmsgpack"}
+
+
+def _msgpack(_wl):
+    import msgpack
+    packb = msgpack.packb
+    return lambda strings: packb(strings)
+
+
+# --- utf8pfx ------------------------------------------------------------------------
+def utf8pfx_module():
+    try:
+        import utf8pfx
+        utf8pfx.BufferWriter
+    except (ImportError, AttributeError):
+        return None
+    return utf8pfx
+
+
+def _writer(wl):
+    """A writer pre-sized for the whole blob (UTF-8 + every prefix)."""
+    u = utf8pfx_module()
+    size = wl.utf8_bytes + sum(u.vint_size(len(s.encode("utf-8", "surrogatepass")))
+                               for s in wl.strings)
+    return u.BufferWriter(capacity=size)
+
+
+def _u8p_one(wl):
+    w = _writer(wl)
+
+    def run(strings):
+        w.clear()
+        _call_each(w.write_string, strings)
+        return w
+    return run
+
+
+def _u8p_batch(bytes_out):
+    """write_strings on the pre-sized writer; with bytes_out, getvalue() too."""
+    def setup(wl):
+        w = _writer(wl)
+
+        def run(strings):
+            w.clear()
+            w.write_strings(strings)
+            return w.getvalue() if bytes_out else w
+        return run
+    return setup
+
+
+def _u8p_len(_wl):
+    f = utf8pfx_module().utf8_length
+    return lambda strings: _call_each(f, strings)
+
+
+ALL = (
+    Approach("py", "pure Python encode+varint into bytearray", _py_varint),
+    Approach("encode", "str.encode per string, no prefix", _str_encode),
+    Approach("pb", "protobuf upb, repeated string (fresh strs)", _protobuf),
+    Approach("pb_warm", "protobuf upb, UTF-8 already cached in strs", _protobuf,
+             fresh=False),
+    Approach("mp", "msgpack.packb(list) (fresh strs)", _msgpack),
+    Approach("mp_warm", "msgpack.packb(list), UTF-8 already cached", _msgpack,
+             fresh=False),
+    Approach("one", "utf8pfx write_string per call", _u8p_one, u8p=True),
+    Approach("batch", "utf8pfx write_strings", _u8p_batch(False), u8p=True),
+    Approach("batch_bytes", "utf8pfx write_strings + getvalue()",
+             _u8p_batch(True), u8p=True),
+    Approach("length", "utf8pfx utf8_length per call (no output)", _u8p_len,
+             u8p=True),
+    Approach("copy", "floor: memcpy of the workload's UTF-8 (memoryview slice)",
+             _copy_floor, make_input=_utf8_buffer),
+    Approach("noop", "floor: no-op C method call per string (().count)",
+             _noop_floor),
+)
+BY_KEY = {a.key: a for a in ALL}
+
+
+def available(log=print):
+    """The approaches this interpreter can run, with a note for each gap."""
+    skip = set()
+    pb = protobuf_info()
+    if pb is None:
+        log("note: protobuf not installed: pb rows skipped")
+        skip |= {"pb", "pb_warm"}
+    elif pb["backend"] != "upb":
+        log(f"WARNING: protobuf backend is {pb['backend']!r}, not 'upb'")
+    mp = msgpack_info()
+    if mp is None:
+        log("note: msgpack not installed: mp rows skipped")
+        skip |= {"mp", "mp_warm"}
+    elif not mp["extension"]:
+        log("WARNING: msgpack runs its pure-Python fallback")
+    if utf8pfx_module() is None:
+        log("note: utf8pfx (with BufferWriter) not importable: utf8pfx rows "
+            "skipped; build it with `python setup.py build_ext --inplace`")
+        skip |= {a.key for a in ALL if a.u8p}
+    return [a for a in ALL if a.key not in skip]
+
+
+def check(wl: Workload, approaches):
+    """Byte-exact check before timing: utf8pfx blobs equal the pure-Python
+    blob, so the rows time the same output."""
+    keys = {a.key for a in approaches}
+    if not keys & {"one", "batch", "batch_bytes"}:
+        return
+    expect = bytes(_py_varint(wl)(wl.strings))
+    for k in ("one", "batch"):
+        if k in keys:
+            got = BY_KEY[k].setup(wl)(wl.strings).getvalue()
+            if got != expect:
+                sys.exit(f"{wl.name}: utf8pfx {k} output differs from the "
+                         "pure-Python blob")

@@ -1,0 +1,345 @@
+"""utf8pfx writer benchmark: one command, see bench/README.md.
+
+    python -m bench [--quick|--full] [--isa] [--json PATH] [--plot PATH]
+    python bench/run.py ...            (same thing)
+"""
+import argparse
+import dataclasses
+import gc
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import tracemalloc
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+if __package__ in (None, ""):           # python bench/run.py
+    sys.path.insert(0, os.path.dirname(HERE))
+
+from bench import approaches, report, timing, workloads  # noqa: E402
+
+MODES = {
+    # repeats: samples kept per approach and process; warmup: samples dropped;
+    # min_time_ms: length of one sample; corpus_max: strings per corpus file
+    # (an even stride over the file; None = all of it).
+    "quick": {"repeats": 11, "warmup": 1, "min_time_ms": 2.0, "processes": 1,
+              "corpus_max": 20000},
+    "full": {"repeats": 21, "warmup": 2, "min_time_ms": 10.0, "processes": 3,
+             "corpus_max": None},
+}
+PLOT_KEYS = ("py", "encode", "pb", "mp", "one", "batch", "copy")
+
+
+def log(*a):
+    print(*a, file=sys.stderr, flush=True)
+
+
+def parse(argv):
+    p = argparse.ArgumentParser(prog="python -m bench", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    m = p.add_mutually_exclusive_group()
+    m.add_argument("--quick", dest="mode", action="store_const", const="quick",
+                   help="a few minutes (default)")
+    m.add_argument("--full", dest="mode", action="store_const", const="full",
+                   help="more samples, 3 processes, whole corpus files")
+    p.add_argument("--isa", action="store_true",
+                   help="also run the utf8pfx rows once per available ISA level "
+                        "(subprocesses with UTF8PFX_ISA set)")
+    p.add_argument("--json", metavar="PATH", help="results file "
+                   "(default bench/results/<time>-<mode>.json)")
+    p.add_argument("--plot", metavar="PATH", help="PNG of GB/s per workload "
+                   "(needs matplotlib)")
+    p.add_argument("--pyperf", metavar="PATH", help="also save the samples as a "
+                   "pyperf suite (for `python -m pyperf compare_to`)")
+    p.add_argument("--only", nargs="+", metavar="PATTERN",
+                   help="only workloads whose name matches one of these shell "
+                        "patterns, e.g. 'ascii_*' cjk_4096 'corpus_*'")
+    p.add_argument("--repeats", type=int, help="override the mode's repeats")
+    p.add_argument("--processes", type=int, help="override the mode's processes")
+    p.add_argument("--clock", choices=sorted(timing.CLOCKS), default="cpu",
+                   help="cpu: this thread's CPU time (default, robust on a shared "
+                        "machine); wall: perf_counter")
+    p.add_argument("--no-memory", action="store_true", help="skip the memory section")
+    p.add_argument("--worker-out", help=argparse.SUPPRESS)
+    p.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
+    a = p.parse_args(argv)
+    a.mode = a.mode or "quick"
+    a.params = dict(MODES[a.mode], clock=a.clock)
+    for k in ("repeats", "processes"):
+        if getattr(a, k) is not None:
+            a.params[k] = getattr(a, k)
+    return a
+
+
+def load_workloads(args):
+    return workloads.all_workloads(corpus_max=args.params["corpus_max"],
+                                   only=args.only, log=log)
+
+
+def measure(wls, aps, params):
+    """{workload: {approach: {"loops", "samples"}}} in this process."""
+    results = {}
+    t_start = time.perf_counter()
+    for i, wl in enumerate(wls, 1):
+        approaches.check(wl, aps)
+        runners = [(a, a.setup(wl)) for a in aps]
+        results[wl.name] = timing.sample_workload(
+            runners, wl.strings, warmup=params["warmup"], repeats=params["repeats"],
+            min_time_ns=params["min_time_ms"] * 1e6)
+        log(f"  [{i:2d}/{len(wls)}] {wl.name:<18} {time.perf_counter() - t_start:6.1f} s")
+    return results
+
+
+def _worker_cmd(args):
+    cmd = [sys.executable, os.path.join(HERE, "run.py"), "--" + args.mode,
+           "--repeats", str(args.params["repeats"]), "--clock", args.clock]
+    return cmd + (["--only"] + args.only if args.only else [])
+
+
+def spawn(args):
+    """Run one measuring process (same workloads, same parameters) and
+    return its results."""
+    fd, out = tempfile.mkstemp(suffix=".json")
+    os.close(fd)
+    try:
+        subprocess.run(_worker_cmd(args) + ["--worker-out", out], check=True,
+                       stdout=subprocess.DEVNULL)
+        with open(out) as f:
+            return json.load(f)
+    finally:
+        os.unlink(out)
+
+
+def worker(args):
+    results = measure(load_workloads(args), approaches.available(log=log), args.params)
+    with open(args.worker_out, "w") as f:
+        json.dump(results, f)
+
+
+def merge(parts):
+    """Samples of several processes pooled per (workload, approach)."""
+    out = {}
+    for part in parts:
+        for wl, rows in part.items():
+            for k, r in rows.items():
+                slot = out.setdefault(wl, {}).setdefault(k, {"loops": [], "samples": []})
+                slot["loops"].append(r["loops"])
+                slot["samples"] += r["samples"]
+    return out
+
+
+def measure_memory(wl, aps):
+    """tracemalloc peak of one run on fresh strings, and how much the str
+    objects themselves grew (sys.getsizeof counts a cached UTF-8 copy)."""
+    out = {}
+    for a in aps:
+        if not a.fresh or a.make_input or a.key == "noop":
+            continue
+        run = a.setup(wl)
+        strings = timing.fresh_copies(wl.strings)
+        before = sum(map(sys.getsizeof, strings))
+        gc.collect()
+        tracemalloc.start()
+        blob = run(strings)
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        after = sum(map(sys.getsizeof, strings))
+        out[a.key] = {"peak": peak, "blob": len(blob) if blob is not None else 0,
+                      "str_before": before, "str_growth": after - before,
+                      "str_growth_pct": 100.0 * (after - before) / before}
+        del blob, strings
+    return out
+
+
+def isa_levels():
+    u8p = approaches.utf8pfx_module()
+    if u8p is None:
+        return []
+    levels = getattr(u8p._core, "_isa_levels", None)
+    return levels() if levels else ["scalar", "sse", "avx2", "avx512"]
+
+
+def _say(obj, stream=None):
+    stream = stream or sys.stdout
+    stream.write(json.dumps(obj) + "\n")
+    stream.flush()
+
+
+def serve(args):
+    """--serve (one process per ISA level, UTF8PFX_ISA set by the parent):
+    {"wl": name} sets up and calibrates the utf8pfx rows on that workload and
+    answers {"loops"}; {"round": i} takes one round and answers {key: ns}."""
+    wls = {w.name: w for w in load_workloads(args)}
+    # One list reused (not fresh copies): nothing in these processes fills
+    # a str's UTF-8 cache, and every level gets the same inputs, so each
+    # sample can run the full min_time instead of one capped fresh run.
+    aps = [dataclasses.replace(a, fresh=False)
+           for a in approaches.available(log=log) if a.u8p]
+    _say({"isa": approaches.utf8pfx_module().isa()})
+    rounds = None
+    for line in sys.stdin:
+        req = json.loads(line)
+        if "wl" in req:
+            rounds = None
+            wl = wls[req["wl"]]
+            rounds = timing.Rounds([(a, a.setup(wl)) for a in aps], wl.strings,
+                                   args.params["min_time_ms"] * 1e6)
+            _say({"loops": rounds.loops})
+        else:
+            _say(rounds.round(req["round"]))
+
+
+def run_isa(args, wls, levels):
+    """The utf8pfx rows once per ISA level.  Each level runs in processes
+    started with UTF8PFX_ISA=<level> (the kernel is chosen at import), at
+    least 2 per level: the same code measured 30 % apart in two processes
+    (heap layout, which core), so one process per level is not enough.
+    The parent asks every process in turn for one round at a time, rotating
+    the order, so all levels of a workload are sampled in the same time
+    window, as the approaches of the main table are; samples of a level's
+    processes are pooled."""
+    n = max(2, args.params["processes"])
+    procs = {}                          # (level, i) -> Popen
+    for lv in levels:
+        for i in range(n):
+            p = subprocess.Popen(_worker_cmd(args) + ["--serve"], text=True,
+                                 env=dict(os.environ, UTF8PFX_ISA=lv),
+                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+            first = p.stdout.readline()  # empty if the level made import fail
+            got = json.loads(first)["isa"] if first else "an import error"
+            if got != lv:
+                log(f"note: UTF8PFX_ISA={lv} runs {got}: not available, skipped")
+                p.stdin.close()
+                p.wait()
+                break
+            procs[(lv, i)] = p
+    if not procs:
+        return {}
+
+    def ask(who, req):
+        _say(req, procs[who].stdin)
+        return json.loads(procs[who].stdout.readline())
+
+    parts = {who: {} for who in procs}  # (level, i) -> {wl: {key: samples}}
+    order = list(procs)
+    try:
+        t0 = time.perf_counter()
+        for i, wl in enumerate(wls, 1):
+            loops = {(who, k): n for who in order
+                     for k, n in ask(who, {"wl": wl.name})["loops"].items()}
+
+            def take(rnd):
+                r = rnd % len(order)
+                return {(who, k): t for who in order[r:] + order[:r]
+                        for k, t in ask(who, {"round": rnd}).items()}
+            res = timing.collect(take, loops, args.params["warmup"],
+                                 args.params["repeats"])
+            for (who, k), r in res.items():
+                parts[who].setdefault(wl.name, {})[k] = r
+            log(f"  ISA [{i:2d}/{len(wls)}] {wl.name:<18} "
+                f"{time.perf_counter() - t0:6.1f} s")
+    finally:
+        for p in procs.values():
+            p.stdin.close()
+            p.wait()
+    return {lv: report.medians(merge([parts[who] for who in order if who[0] == lv]))
+            for lv in dict.fromkeys(who[0] for who in order)}
+
+
+def save_pyperf(path, wls, results):
+    import pyperf
+    benches = []
+    for wl in wls:
+        for k, r in results.get(wl.name, {}).items():
+            per_str = [t / 1e9 / len(wl.strings) for t in r["samples"]]
+            run = pyperf.Run(per_str, metadata={"name": f"{wl.name}/{k}",
+                                                "unit": "second"},
+                             collect_metadata=False)
+            benches.append(pyperf.Benchmark([run]))
+    pyperf.BenchmarkSuite(benches).dump(path, replace=True)
+    print(f"pyperf suite: {path}")
+
+
+def main(argv=None):
+    args = parse(argv)
+    timing.set_clock(args.clock)
+    if args.worker_out:
+        return worker(args)
+    if args.serve:
+        return serve(args)
+    t0 = time.perf_counter()
+    u8p = approaches.utf8pfx_module()
+    hdr = report.header(args.mode, args.params, u8p, approaches.protobuf_info(),
+                        approaches.msgpack_info())
+    report.print_header(hdr)
+    aps = approaches.available(log=print)
+    wls = load_workloads(args)
+    print("\n## approaches (fresh: every run gets new str objects, see README)")
+    for a in aps:
+        print(f"  {a.key:<12} {a.label}{'' if a.fresh else '  [same strs every run]'}")
+    print()
+
+    n = args.params["processes"]
+    if n <= 1:
+        results = measure(wls, aps, args.params)
+    else:
+        parts = []
+        for i in range(n):
+            log(f"process {i + 1}/{n}:")
+            parts.append(spawn(args))
+        results = merge(parts)
+    med = report.medians(results)
+
+    print("## ns per string, median ± half the interquartile range")
+    report.print_approach_table(wls, results, [a.key for a in aps])
+    if u8p is not None:
+        print("\n## utf8pfx per workload (ratios: t_peer / t_utf8pfx, "
+              "> 1 = utf8pfx faster)")
+        report.print_summary_table(wls, med)
+
+    memory = {}
+    if not args.no_memory:
+        for wl in wls:
+            if wl.kind == "corpus":
+                memory[wl.name] = measure_memory(wl, aps)
+        if memory:
+            print("\n## memory on the corpus (one run, fresh strs)")
+            report.print_memory(memory)
+
+    levels = isa_levels() if args.isa else []
+    isa, isa_comps = {}, []
+    if len(levels) > 1:                 # scalar alone: nothing to compare
+        isa = run_isa(args, wls, levels)
+        if len(isa) > 1:
+            print("\n## utf8pfx per ISA level (scalar ns per string; "
+                  "ratio = t_scalar / t_level, > 1 = faster than scalar)")
+            isa_comps = report.print_isa(wls, isa, list(isa), ("one", "batch", "length"))
+
+    print()
+    targets = report.evaluate_targets(wls, med)
+    report.print_targets(targets)
+    if args.isa:
+        report.print_isa_check(isa_comps, list(isa) or levels)
+
+    path = args.json or os.path.join(
+        HERE, "results", time.strftime("%Y%m%d-%H%M%S") + f"-{args.mode}.json")
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    with open(path, "w") as f:
+        json.dump({"header": hdr, "workloads": [w.meta() for w in wls],
+                   "approaches": {a.key: {"label": a.label, "fresh": a.fresh}
+                                  for a in aps},
+                   "results": results, "medians_ns": med, "memory": memory,
+                   "isa_medians_ns": isa, "isa_comparisons": isa_comps,
+                   "targets": targets}, f, indent=1)
+    print(f"\nresults: {path}  ({time.perf_counter() - t0:.0f} s)")
+    if args.plot:
+        report.plot(wls, med, args.plot, [k for k in PLOT_KEYS
+                                          if any(k == a.key for a in aps)])
+    if args.pyperf:
+        save_pyperf(args.pyperf, wls, results)
+
+
+if __name__ == "__main__":
+    main()
