@@ -89,11 +89,6 @@ def _measure(fn):
     return after - before, peak - before
 
 
-PRESIZE_BUG = (
-    "main f4fb9dd writer_presize(): write_strings on a list/tuple reserves the batch's "
-    "worst case (n * max bytes/cp) even when the exact size already fits, so an exactly "
-    "pre-sized writer is reallocated to ~2x capacity")
-
 N = 100_000
 SLACK = 4096  # bytes: well under one byte per write
 
@@ -128,12 +123,7 @@ def test_presized_writer_allocates_nothing_per_string(kind):
     assert net < SLACK and peak < SLACK, (net, peak)
 
 
-@pytest.mark.parametrize("kind", [
-    "ascii",
-    pytest.param("ucs1", marks=pytest.mark.xfail(strict=True, reason=PRESIZE_BUG)),
-    pytest.param("ucs2", marks=pytest.mark.xfail(strict=True, reason=PRESIZE_BUG)),
-    pytest.param("ucs4", marks=pytest.mark.xfail(strict=True, reason=PRESIZE_BUG)),
-])
+@pytest.mark.parametrize("kind", KINDS)
 def test_presized_writer_write_strings_does_not_grow(kind):
     # An exactly pre-sized writer has room for the whole batch: write_strings
     # must neither grow it nor allocate per item.
