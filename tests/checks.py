@@ -1,0 +1,70 @@
+"""Assertions shared by the deterministic test files: run one str through
+every entry point of utf8pfx and compare each with CPython's outcome."""
+import utf8pfx
+from utf8pfx import BufferWriter
+from reference import outcome, ref_encode, utf8
+
+PRE = b"\x00pre\xff"  # bytes a writer holds before the call under test
+
+
+def check_string(s, errors="strict", capacities=(0, 1, None)):
+    """encode / utf8_length / write_string (from several starting capacities,
+    None meaning 'room for the worst case') agree with CPython, including the
+    exception (type and, for UnicodeEncodeError, encoding/object/start/end/
+    reason); on an exception the writer holds what it held before.
+
+    Returns the expected record (bytes) or None if CPython raises.
+    """
+    expected = outcome(ref_encode, s, errors)
+    assert outcome(utf8pfx.encode, s, errors) == expected
+    assert outcome(utf8pfx.utf8_length, s, errors) == outcome(lambda: len(utf8(s, errors)))
+    for cap in capacities:
+        if cap is None:
+            cap = len(PRE) + 10 + 4 * str.__len__(s)
+            if expected[0] == "ok":
+                cap = max(cap, len(PRE) + len(expected[1]))
+        w = BufferWriter(cap, errors=errors)
+        w.write_raw(PRE)
+        got = outcome(w.write_string, s)
+        if expected[0] == "ok":
+            assert got == ("ok", len(expected[1])), cap
+            value = w.getvalue()
+            assert value[:len(PRE)] == PRE
+            assert value[len(PRE):] == expected[1], cap
+        else:
+            assert got == expected, cap
+            assert w.getvalue() == PRE
+        assert len(w) == len(w.getvalue())
+    return expected[1] if expected[0] == "ok" else None
+
+
+def check_with_exported_view(s, errors="strict"):
+    """With a memoryview exported: a write that fits the current capacity
+    succeeds (even when the worst case would not fit); one that does not
+    raises BufferError and changes nothing.
+
+    The writer is first filled with 64 bytes (capacities below 64 round up)
+    so that the room left is exactly the record, or one byte less.
+    """
+    record = ref_encode(s, errors)
+    fill = b"f" * 64
+    for room, fits in ((len(record), True), (len(record) - 1, False)):
+        w = BufferWriter(len(fill) + room, errors=errors)
+        assert w.capacity == len(fill) + room
+        w.write_raw(fill)
+        with memoryview(w) as m:
+            if fits:
+                assert w.write_string(s) == len(record)
+                assert w.getvalue() == fill + record
+            else:
+                try:
+                    w.write_string(s)
+                except BufferError:
+                    pass
+                else:
+                    raise AssertionError("grew the buffer under an exported view")
+                assert w.getvalue() == fill and len(w) == len(fill)
+            assert m.tobytes() == fill  # the exported view never moved
+        if not fits:  # once released, growing is fine
+            assert w.write_string(s) == len(record)
+            assert w.getvalue() == fill + record

@@ -1,0 +1,81 @@
+"""Shared pytest configuration for the utf8pfx test suite.
+
+Hypothesis profiles (they apply to every test file, not just the writer's):
+
+  ci    default when the CI environment variable is set: few examples, so the
+        whole suite stays within a few minutes on a 2-core runner.
+  dev   default otherwise: a moderate number of examples.
+  deep  many examples; pick it with --hypothesis-profile=deep or
+        UTF8PFX_HYPOTHESIS_PROFILE=deep.
+
+UTF8PFX_HYPOTHESIS_PROFILE names any profile and wins over CI; the
+--hypothesis-profile option wins over both.
+
+The ``kernels`` fixture runs a test once per kernel level (scalar, sse,
+avx2, ...) when utf8pfx._core exposes _isa_levels() and _set_isa(name), and
+restores the level in use afterwards; otherwise it has a single "default"
+param.
+"""
+import os
+import sys
+
+import pytest
+from hypothesis import HealthCheck, settings
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+if _HERE not in sys.path:  # reference.py / strategies.py live next to the tests
+    sys.path.insert(0, _HERE)
+
+_common = dict(
+    deadline=None,  # no timing in unit tests; CI machines are noisy
+    # The kernels fixture is deliberately set once per test, not per example.
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+settings.register_profile("ci", max_examples=10, print_blob=True, **_common)
+settings.register_profile("dev", max_examples=60, **_common)
+settings.register_profile("deep", max_examples=2000, **_common)
+
+
+def _default_profile():
+    explicit = os.environ.get("UTF8PFX_HYPOTHESIS_PROFILE")
+    if explicit:
+        return explicit
+    return "ci" if os.environ.get("CI") else "dev"
+
+
+settings.load_profile(_default_profile())
+
+
+def _isa_levels():
+    try:
+        from utf8pfx import _core
+    except ImportError:
+        return ["default"]
+    levels = getattr(_core, "_isa_levels", None)
+    if levels is None or not hasattr(_core, "_set_isa"):
+        return ["default"]
+    return list(levels()) or ["default"]
+
+
+@pytest.fixture(params=_isa_levels())
+def kernels(request):
+    """The kernel level a test runs with (a name, or "default")."""
+    name = request.param
+    if name == "default":
+        yield name
+        return
+    from utf8pfx import _core
+    import utf8pfx
+
+    previous = utf8pfx.isa()
+    _core._set_isa(name)
+    try:
+        assert utf8pfx.isa() == name, (utf8pfx.isa(), name)
+        yield name
+    finally:
+        _core._set_isa(previous)
+
+
+def pytest_report_header(config):
+    return "utf8pfx kernel levels: %s; hypothesis profile: %s" % (
+        ", ".join(_isa_levels()), getattr(settings, "_current_profile", "?"))
