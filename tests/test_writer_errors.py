@@ -381,10 +381,6 @@ def test_write_strings_buffer_error_midway_is_atomic():
         assert_unchanged(w)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "main f4fb9dd Writer_write_vint reserves U8P_VINT_MAX_BYTES (10) instead of "
-    "vint_size(n): with a view exported and <10 bytes of room it raises BufferError "
-    "for a write that fits"))
 def test_write_vint_fits_with_exported_view():
     # write_vint(0) needs one byte; with one byte of room and a view out it
     # must succeed (a write that fits is allowed), not reserve 10 bytes.
@@ -581,28 +577,68 @@ def _clearing_writer(name):
     return w
 
 
-REENTRANT_BUG = (
-    "main f4fb9dd write_strings keeps `start = self->len` across calls into Python "
-    "(error handlers, iterators); a clear() (or other mutation) from there makes the "
-    "return value len - start negative and the rollback `len = start` expose a mix of "
-    "new bytes over old ones")
+BUSY = "in the middle of write_strings"
 
 
-@pytest.mark.xfail(strict=True, reason=REENTRANT_BUG)
-def test_reentrant_clear_then_success_returns_sane_count():
+def test_reentrant_clear_from_error_handler_is_refused():
+    # write_strings holds the start of its batch across the handler call; a
+    # clear() from there would make it return a negative count or roll back
+    # over bytes that are no longer its own.  It is refused, and the batch
+    # fails as a whole.
     w = _clearing_writer("utf8pfx-test-clearing-1")
-    n = w.write_strings(["a", "\ud800", "b"])
-    assert len(w) == len(w.getvalue())
-    # However the call treats the clear, it cannot have appended < 0 bytes.
-    assert n >= 0, (n, w.getvalue())
+    with pytest.raises(RuntimeError, match=BUSY):
+        w.write_strings(["a", "\ud800", "b"])
+    assert w.getvalue() == b"0123456789"
+    assert w.write_strings(["a"]) == 2  # and the writer is usable again
 
 
-@pytest.mark.xfail(strict=True, reason=REENTRANT_BUG)
 def test_reentrant_clear_then_failure_leaves_a_real_state():
-    # All or nothing: after a failed write_strings the writer must hold what
-    # it held before the call (or, if the clear is honoured, nothing) -- never
-    # a mix of new bytes over the old ones.
     w = _clearing_writer("utf8pfx-test-clearing-2")
     with pytest.raises(Exception):
         w.write_strings(["a", "\ud800", 5])
-    assert w.getvalue() in (b"0123456789", b""), w.getvalue()
+    assert w.getvalue() == b"0123456789"
+
+
+@pytest.mark.parametrize(
+    "meddle",
+    [
+        lambda w: w.write_string("x"),
+        lambda w: w.write_strings(["x"]),
+        lambda w: w.write_vint(1),
+        lambda w: w.write_bytes(b"x"),
+        lambda w: w.write_raw(b"x"),
+        lambda w: w.clear(),
+        lambda w: w.reserve(1),
+    ],
+)
+def test_iterator_cannot_change_the_writer_mid_batch(meddle):
+    w = BufferWriter()
+    w.write_raw(b"0123")
+    seen = []
+
+    def items():
+        yield "a"
+        try:
+            meddle(w)
+        except RuntimeError as exc:
+            seen.append(str(exc))
+        yield "b"
+
+    assert w.write_strings(items()) == 4
+    assert w.getvalue() == b"0123\x01a\x01b"
+    assert len(seen) == 1 and BUSY in seen[0]
+
+
+def test_iterator_cannot_export_a_view_mid_batch():
+    # a view taken mid-batch would show bytes a rollback could take back
+    w = BufferWriter()
+
+    def items():
+        yield "a"
+        with pytest.raises(BufferError, match=BUSY):
+            memoryview(w)
+        yield "b"
+
+    w.write_strings(items())
+    assert w.getvalue() == b"\x01a\x01b"
+    assert w.getvalue() == bytes(memoryview(w))  # exports work again afterwards
