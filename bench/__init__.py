@@ -1,1 +1,1 @@
-"""utf8pfx writer benchmark suite (issue 3); entry point: python -m bench."""
+"""utf8pfx benchmark suites: writer (issue 3) and reader (issue 4, --reader); entry point: python -m bench."""

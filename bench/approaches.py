@@ -1,8 +1,12 @@
-"""Every approach that turns a workload's strings into one blob.
+"""Every approach of the two suites.
+
+Writer suite (ALL): each approach turns a workload's strings into one blob.
+Reader suite (READERS): each approach turns the workload's strings,
+serialized once in its own format before timing, back into the list of str.
 
 An approach's setup(workload) does the one-time work (message class, writer,
-buffers) and returns run(strings), the timed part.  Peers that are not
-installed are left out with a note (see available()).
+buffers, serialized input) and returns run(strings), the timed part.  Peers
+that are not installed are left out with a note (see available()).
 """
 import sys
 from dataclasses import dataclass
@@ -56,14 +60,19 @@ def _utf8_buffer(strings):
     return bytearray("".join(strings).encode("utf-8", "surrogatepass"))
 
 
-def _copy_floor(wl):
-    # memcpy of the workload's UTF-8 into a buffer that already exists, as a
-    # pre-sized writer writes into memory it already owns.
-    dst = memoryview(bytearray(wl.utf8_bytes))
+def _copy_into(size):
+    """run(src): memcpy of `size` bytes into a buffer that already exists."""
+    dst = memoryview(bytearray(size))
 
     def run(src):
         dst[:] = src
     return run
+
+
+def _copy_floor(wl):
+    # memcpy of the workload's UTF-8 into a buffer that already exists, as a
+    # pre-sized writer writes into memory it already owns.
+    return _copy_into(wl.utf8_bytes)
 
 
 def _noop_floor(_wl):
@@ -205,8 +214,107 @@ ALL = (
 BY_KEY = {a.key: a for a in ALL}
 
 
-def available(log=print):
-    """The approaches this interpreter can run, with a note for each gap."""
+# --- reader suite ---------------------------------------------------------------
+def _py_read_all(blob):
+    """Pure-Python reference reader: varint loop + bytes.decode, into a list."""
+    out, pos, end = [], 0, len(blob)
+    while pos < end:
+        n = shift = 0
+        while True:
+            b = blob[pos]
+            pos += 1
+            n |= (b & 0x7F) << shift
+            if b < 0x80:
+                break
+            shift += 7
+        out.append(blob[pos:pos + n].decode("utf-8"))
+        pos += n
+    return out
+
+
+# format: how a workload's strings are serialized for the reader suite, with
+# the writer suite's own functions (outside any clock).
+_SERIALIZE = {
+    "blob": lambda wl: bytes(_py_varint(wl)(wl.strings)),
+    "payloads": lambda wl: [s.encode("utf-8") for s in wl.strings],
+    "pb": lambda wl: _protobuf(wl)(wl.strings),
+    "mp": lambda wl: _msgpack(wl)(wl.strings),
+}
+
+
+def serialized(wl, fmt):
+    """The workload's strings serialized in `fmt`, made once per workload
+    and shared by every approach that reads that format."""
+    if fmt not in wl.serialized:
+        wl.serialized[fmt] = _SERIALIZE[fmt](wl)
+    return wl.serialized[fmt]
+
+
+def _reader(fmt, make_decode):
+    """Setup of a reader approach: make_decode(data) -> decode, called once;
+    the timed run is decode(data) on the same serialized input every run
+    (the strings handed to run are not used)."""
+    def setup(wl):
+        data = serialized(wl, fmt)
+        decode = make_decode(data)
+        return lambda _strings: decode(data)
+    return setup
+
+
+def _r_bytes_decode(_data):
+    dec = bytes.decode
+    return lambda payloads: list(map(dec, payloads))
+
+
+def _r_protobuf(_data):
+    from_string = _pb_class().FromString
+    return lambda data: list(from_string(data).s)
+
+
+def _r_msgpack(_data):
+    import msgpack
+    return msgpack.unpackb
+
+
+def _r_read_strings(_data):
+    reader = utf8pfx_module().BufferReader
+    return lambda blob: reader(blob).read_strings()
+
+
+def _r_decode_all(_data):
+    return utf8pfx_module().decode_all
+
+
+READERS = (
+    Approach("py", "pure Python varint loop + bytes.decode into a list",
+             _reader("blob", lambda _data: _py_read_all), fresh=False),
+    Approach("decode", "list(map(bytes.decode, payloads)): pre-sliced payloads, "
+             "no prefix parsing", _reader("payloads", _r_bytes_decode), fresh=False),
+    Approach("pb", "protobuf upb: list(Msg.FromString(data).s)",
+             _reader("pb", _r_protobuf), fresh=False),
+    Approach("mp", "msgpack.unpackb(data) of the packed list",
+             _reader("mp", _r_msgpack), fresh=False),
+    Approach("all", "utf8pfx decode_all(blob)", _reader("blob", _r_decode_all),
+             fresh=False, u8p=True),
+    Approach("read", "utf8pfx BufferReader(blob).read_strings()",
+             _reader("blob", _r_read_strings), fresh=False, u8p=True),
+    Approach("copy", "floor: memcpy of the blob into an existing buffer "
+             "(memoryview slice)", _reader("blob", lambda b: _copy_into(len(b))),
+             fresh=False),
+)
+
+
+def check_reader(wl: Workload, approaches):
+    """Before timing: every reader approach (but the copy floor) gives back
+    exactly the workload's strings."""
+    for a in approaches:
+        if a.key != "copy" and a.setup(wl)(None) != wl.strings:
+            sys.exit(f"{wl.name}: reader {a.key} decoded something else")
+
+
+def available(log=print, approaches=ALL):
+    """The approaches (of ALL or READERS) this interpreter can run, with a
+    note for each gap."""
     skip = set()
     pb = protobuf_info()
     if pb is None:
@@ -223,8 +331,8 @@ def available(log=print):
     if utf8pfx_module() is None:
         log("note: utf8pfx (with BufferWriter) not importable: utf8pfx rows "
             "skipped; build it with `python setup.py build_ext --inplace`")
-        skip |= {a.key for a in ALL if a.u8p}
-    return [a for a in ALL if a.key not in skip]
+        skip |= {a.key for a in approaches if a.u8p}
+    return [a for a in approaches if a.key not in skip]
 
 
 def check(wl: Workload, approaches):

@@ -14,6 +14,16 @@ RATIOS = (("x py", "py", "one"), ("x encode", "encode", "one"),
           ("x pb", "pb", "batch_bytes"), ("x pb warm", "pb_warm", "batch_bytes"),
           ("x mp", "mp", "batch_bytes"), ("x copy", "copy", "one"),
           ("x noop", "noop", "one"))
+# The utf8pfx rows of the summary table: (key, column prefix); ns/str and
+# GB/s of each.
+MAIN = (("one", ""), ("batch", "batch "))
+
+# Reader suite: every ratio is t_peer / t_read_strings (> 1: read_strings
+# faster); decode_all gets its own ns/str and GB/s.
+READER_RATIOS = (("x py", "py", "read"), ("x decode", "decode", "read"),
+                 ("x pb", "pb", "read"), ("x mp", "mp", "read"),
+                 ("x copy", "copy", "read"))
+READER_MAIN = (("read", ""), ("all", "decode_all "))
 
 
 def table(headers, rows, out=print):
@@ -67,7 +77,7 @@ def cpu_flags():
     return []
 
 
-def header(mode, params, u8p, pb, mp):
+def header(mode, params, u8p, pb, mp, suite="writer"):
     h = {
         "mode": mode,
         "params": params,
@@ -87,12 +97,16 @@ def header(mode, params, u8p, pb, mp):
     if u8p is not None:
         h["utf8pfx"] = f"{u8p.__version__} ({os.path.dirname(u8p.__file__)})"
         h["utf8pfx_isa"] = u8p.isa()
+    if suite != "writer":               # the writer's header stays as it was
+        h["suite"] = suite
+        h["utf8pfx_decode_isa"] = (u8p._core._decode_isa()
+                                   if u8p is not None else None)
     return h
 
 
 def print_header(h, out=print):
     pb, mp = h["protobuf"], h["msgpack"]
-    out(f"# utf8pfx writer benchmark ({h['mode']}: {h['params']})")
+    out(f"# utf8pfx {h.get('suite', 'writer')} benchmark ({h['mode']}: {h['params']})")
     out(f"CPU      : {h['cpu']} ({h['cpus']} logical CPUs; "
         f"{' '.join(h['cpu_flags']) or 'no SIMD flags listed'})")
     if h["loadavg"]:
@@ -101,6 +115,8 @@ def print_header(h, out=print):
     out(f"Python   : {h['python']}")
     out(f"build    : {h['cc']} {h['cflags']}")
     out(f"utf8pfx  : {h['utf8pfx'] or 'not importable'}; isa() = {h['utf8pfx_isa']}"
+        + (f"; decode kernels: {h['utf8pfx_decode_isa']}"
+           if h.get("utf8pfx_decode_isa") else "")
         + (f" (UTF8PFX_ISA={h['UTF8PFX_ISA']})" if h["UTF8PFX_ISA"] else ""))
     out("protobuf : " + (f"{pb['version']}, api_implementation.Type() = {pb['backend']!r}"
                          if pb else "not installed"))
@@ -141,21 +157,23 @@ def print_approach_table(workloads, results, keys, out=print):
     table(["workload", "storage", "strings"] + list(keys), rows, out)
 
 
-def print_summary_table(workloads, med, out=print):
+def print_summary_table(workloads, med, out=print, main=MAIN, ratios=RATIOS):
+    """Per workload: UTF-8 bytes per string, ns/str and GB/s (UTF-8 bytes
+    per ns) of each `main` utf8pfx row, then the `ratios` columns."""
     rows = []
     for wl in workloads:
         m = med.get(wl.name)
-        if not m or "one" not in m:
+        if not m or main[0][0] not in m:
             continue
         n, b = len(wl.strings), wl.utf8_bytes
-        row = [wl.name, wl.storage, f"{b / n:.0f}",
-               _ns(m["one"], n), f"{b / m['one']:.2f}",
-               _ns(m.get("batch"), n),
-               f"{b / m['batch']:.2f}" if "batch" in m else "-"]
-        row += [_ratio(m.get(peer), m.get(mine)) for _, peer, mine in RATIOS]
+        row = [wl.name, wl.storage, f"{b / n:.0f}"]
+        for k, _ in main:
+            row += [_ns(m.get(k), n), f"{b / m[k]:.2f}" if k in m else "-"]
+        row += [_ratio(m.get(peer), m.get(mine)) for _, peer, mine in ratios]
         rows.append(row)
-    table(["workload", "storage", "B/str", "ns/str", "GB/s", "batch ns/str",
-           "batch GB/s"] + [c for c, _, _ in RATIOS], rows, out)
+    table(["workload", "storage", "B/str"]
+          + [h for _, p in main for h in (f"{p}ns/str", f"{p}GB/s")]
+          + [c for c, _, _ in ratios], rows, out)
 
 
 # --- targets --------------------------------------------------------------------
@@ -206,15 +224,32 @@ TARGETS = (
 )
 
 
+# Reader targets (issue 4), all on BufferReader.read_strings ("read").
+READER_TARGETS = (
+    ("short (<= 40 cp): read_strings >= 3x the pure-Python reference (t_py/t_read)",
+     _short, lambda m, w: _div(m, "py", "read"), lambda v: v >= 3, "{:.2f}x"),
+    ("short: read_strings faster than protobuf upb (t_pb/t_read > 1)",
+     _short, lambda m, w: _div(m, "pb", "read"), lambda v: v > 1, "{:.2f}x"),
+    ("short: read_strings faster than msgpack (t_mp/t_read > 1)",
+     _short, lambda m, w: _div(m, "mp", "read"), lambda v: v > 1, "{:.2f}x"),
+    ("ASCII, >= 4096 cp: read_strings within 1.5x of the plain copy "
+     "(t_read/t_copy <= 1.5)", lambda w: _long(w, "ascii"),
+     lambda m, w: _div(m, "read", "copy"), lambda v: v <= 1.5, "{:.2f}x"),
+    ("non-ASCII, >= 4096 cp: read_strings >= 2x bytes.decode (t_decode/t_read)",
+     lambda w: w.group == "long" and w.storage != "ascii",
+     lambda m, w: _div(m, "decode", "read"), lambda v: v >= 2, "{:.2f}x"),
+)
+
+
 def _div(m, a, b):
     return m[a] / m[b] if a in m and b in m and m[b] else None
 
 
-def evaluate_targets(workloads, med):
+def evaluate_targets(workloads, med, targets=TARGETS):
     """Each target over its workloads: PASS only if every one passes; the
     worst workload is named with its number."""
     out = []
-    for desc, pick, value, ok, fmt in TARGETS:
+    for desc, pick, value, ok, fmt in targets:
         vals = [(wl.name, value(med[wl.name], wl)) for wl in workloads
                 if pick(wl) and wl.name in med]
         vals = [(n, v) for n, v in vals if v is not None]
@@ -292,7 +327,7 @@ def print_isa_check(comps, levels, tolerance=0.90, out=print):
             f"{w} {k} {lv} {r:.2f}x" for w, k, lv, r in bad) if bad else ""))
 
 
-def plot(workloads, med, path, keys, log=print):
+def plot(workloads, med, path, keys, log=print, what="produced"):
     try:
         import matplotlib
         matplotlib.use("Agg")
@@ -308,7 +343,7 @@ def plot(workloads, med, path, keys, log=print):
         ys = [by[n].utf8_bytes / med[n][k] if k in med[n] else 0 for n in names]
         ax.bar([x + i * width for x in range(len(names))], ys, width, label=k)
     ax.set_yscale("log")
-    ax.set_ylabel("GB/s of UTF-8 produced (log)")
+    ax.set_ylabel(f"GB/s of UTF-8 {what} (log)")
     ax.set_xticks([x + (len(keys) - 1) * width / 2 for x in range(len(names))])
     ax.set_xticklabels(names, rotation=90, fontsize=6)
     ax.legend(fontsize=7, ncol=len(keys))

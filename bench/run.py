@@ -1,6 +1,6 @@
-"""utf8pfx writer benchmark: one command, see bench/README.md.
+"""utf8pfx writer and reader benchmarks: one command, see bench/README.md.
 
-    python -m bench [--quick|--full] [--isa] [--json PATH] [--plot PATH]
+    python -m bench [--reader] [--quick|--full] [--isa] [--json PATH] [--plot PATH]
     python bench/run.py ...            (same thing)
 """
 import argparse
@@ -32,6 +32,34 @@ MODES = {
 PLOT_KEYS = ("py", "encode", "pb", "mp", "one", "batch", "copy")
 
 
+@dataclasses.dataclass(frozen=True)
+class Suite:
+    """What differs between the writer and the reader suite; workloads,
+    timing, tables and targets are the same code."""
+    approaches: tuple      # every row (approaches.ALL / READERS)
+    check: object          # check(workload, approaches) before timing
+    main: tuple            # utf8pfx rows of the summary table
+    ratios: tuple          # its ratio columns
+    targets: tuple
+    plot_keys: tuple
+    isa_keys: tuple        # utf8pfx rows of the --isa table
+    what: str              # GB/s of UTF-8 <what>
+    fresh_note: str        # how inputs are made, for the approach list
+
+
+SUITES = {
+    "writer": Suite(approaches.ALL, approaches.check, report.MAIN, report.RATIOS,
+                    report.TARGETS, PLOT_KEYS, ("one", "batch", "length"),
+                    "produced", "fresh: every run gets new str objects, see README"),
+    "reader": Suite(approaches.READERS, approaches.check_reader, report.READER_MAIN,
+                    report.READER_RATIOS, report.READER_TARGETS,
+                    ("py", "decode", "pb", "mp", "read", "all", "copy"),
+                    ("read", "all"), "consumed",
+                    "each decodes its serialized input, made once per workload "
+                    "before timing"),
+}
+
+
 def log(*a):
     print(*a, file=sys.stderr, flush=True)
 
@@ -44,6 +72,9 @@ def parse(argv):
                    help="a few minutes (default)")
     m.add_argument("--full", dest="mode", action="store_const", const="full",
                    help="more samples, 3 processes, whole corpus files")
+    p.add_argument("--reader", action="store_true",
+                   help="the reader suite (decode back into str) instead of "
+                        "the writer suite")
     p.add_argument("--isa", action="store_true",
                    help="also run the utf8pfx rows once per available ISA level "
                         "(subprocesses with UTF8PFX_ISA set)")
@@ -67,6 +98,8 @@ def parse(argv):
     a = p.parse_args(argv)
     a.mode = a.mode or "quick"
     a.params = dict(MODES[a.mode], clock=a.clock)
+    a.suite_name = "reader" if a.reader else "writer"
+    a.suite = SUITES[a.suite_name]
     for k in ("repeats", "processes"):
         if getattr(a, k) is not None:
             a.params[k] = getattr(a, k)
@@ -78,12 +111,16 @@ def load_workloads(args):
                                    only=args.only, log=log)
 
 
-def measure(wls, aps, params):
+def available(args, log=log):
+    return approaches.available(log=log, approaches=args.suite.approaches)
+
+
+def measure(wls, aps, params, check):
     """{workload: {approach: {"loops", "samples"}}} in this process."""
     results = {}
     t_start = time.perf_counter()
     for i, wl in enumerate(wls, 1):
-        approaches.check(wl, aps)
+        check(wl, aps)
         runners = [(a, a.setup(wl)) for a in aps]
         results[wl.name] = timing.sample_workload(
             runners, wl.strings, warmup=params["warmup"], repeats=params["repeats"],
@@ -95,6 +132,8 @@ def measure(wls, aps, params):
 def _worker_cmd(args):
     cmd = [sys.executable, os.path.join(HERE, "run.py"), "--" + args.mode,
            "--repeats", str(args.params["repeats"]), "--clock", args.clock]
+    if args.reader:
+        cmd.append("--reader")
     return cmd + (["--only"] + args.only if args.only else [])
 
 
@@ -113,7 +152,8 @@ def spawn(args):
 
 
 def worker(args):
-    results = measure(load_workloads(args), approaches.available(log=log), args.params)
+    results = measure(load_workloads(args), available(args), args.params,
+                      args.suite.check)
     with open(args.worker_out, "w") as f:
         json.dump(results, f)
 
@@ -153,11 +193,12 @@ def measure_memory(wl, aps):
     return out
 
 
-def isa_levels():
+def isa_levels(args):
     u8p = approaches.utf8pfx_module()
     if u8p is None:
         return []
-    levels = getattr(u8p._core, "_isa_levels", None)
+    levels = getattr(u8p._core, "_decode_isa_levels" if args.reader
+                     else "_isa_levels", None)
     return levels() if levels else ["scalar", "sse", "avx2", "avx512"]
 
 
@@ -176,8 +217,9 @@ def serve(args):
     # a str's UTF-8 cache, and every level gets the same inputs, so each
     # sample can run the full min_time instead of one capped fresh run.
     aps = [dataclasses.replace(a, fresh=False)
-           for a in approaches.available(log=log) if a.u8p]
-    _say({"isa": approaches.utf8pfx_module().isa()})
+           for a in available(args) if a.u8p]
+    u8p = approaches.utf8pfx_module()
+    _say({"isa": u8p._core._decode_isa() if args.reader else u8p.isa()})
     rounds = None
     for line in sys.stdin:
         req = json.loads(line)
@@ -271,19 +313,21 @@ def main(argv=None):
         return serve(args)
     t0 = time.perf_counter()
     u8p = approaches.utf8pfx_module()
+    suite = args.suite
     hdr = report.header(args.mode, args.params, u8p, approaches.protobuf_info(),
-                        approaches.msgpack_info())
+                        approaches.msgpack_info(), suite=args.suite_name)
     report.print_header(hdr)
-    aps = approaches.available(log=print)
+    aps = available(args, log=print)
     wls = load_workloads(args)
-    print("\n## approaches (fresh: every run gets new str objects, see README)")
+    print(f"\n## approaches ({suite.fresh_note})")
     for a in aps:
-        print(f"  {a.key:<12} {a.label}{'' if a.fresh else '  [same strs every run]'}")
+        same = not a.fresh and not args.reader   # reader: every row is
+        print(f"  {a.key:<12} {a.label}{'  [same strs every run]' if same else ''}")
     print()
 
     n = args.params["processes"]
     if n <= 1:
-        results = measure(wls, aps, args.params)
+        results = measure(wls, aps, args.params, suite.check)
     else:
         parts = []
         for i in range(n):
@@ -296,11 +340,13 @@ def main(argv=None):
     report.print_approach_table(wls, results, [a.key for a in aps])
     if u8p is not None:
         print("\n## utf8pfx per workload (ratios: t_peer / t_utf8pfx, "
-              "> 1 = utf8pfx faster)")
-        report.print_summary_table(wls, med)
+              "> 1 = utf8pfx faster)" if not args.reader else
+              "\n## utf8pfx per workload (GB/s: UTF-8 bytes consumed per ns; "
+              "ratios: t_peer / t_read_strings, > 1 = read_strings faster)")
+        report.print_summary_table(wls, med, main=suite.main, ratios=suite.ratios)
 
     memory = {}
-    if not args.no_memory:
+    if not args.no_memory and not args.reader:  # str cache growth: writer only
         for wl in wls:
             if wl.kind == "corpus":
                 memory[wl.name] = measure_memory(wl, aps)
@@ -308,23 +354,24 @@ def main(argv=None):
             print("\n## memory on the corpus (one run, fresh strs)")
             report.print_memory(memory)
 
-    levels = isa_levels() if args.isa else []
+    levels = isa_levels(args) if args.isa else []
     isa, isa_comps = {}, []
     if len(levels) > 1:                 # scalar alone: nothing to compare
         isa = run_isa(args, wls, levels)
         if len(isa) > 1:
             print("\n## utf8pfx per ISA level (scalar ns per string; "
                   "ratio = t_scalar / t_level, > 1 = faster than scalar)")
-            isa_comps = report.print_isa(wls, isa, list(isa), ("one", "batch", "length"))
+            isa_comps = report.print_isa(wls, isa, list(isa), suite.isa_keys)
 
     print()
-    targets = report.evaluate_targets(wls, med)
+    targets = report.evaluate_targets(wls, med, suite.targets)
     report.print_targets(targets)
     if args.isa:
         report.print_isa_check(isa_comps, list(isa) or levels)
 
     path = args.json or os.path.join(
-        HERE, "results", time.strftime("%Y%m%d-%H%M%S") + f"-{args.mode}.json")
+        HERE, "results", time.strftime("%Y%m%d-%H%M%S")
+        + ("-reader" if args.reader else "") + f"-{args.mode}.json")
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     with open(path, "w") as f:
         json.dump({"header": hdr, "workloads": [w.meta() for w in wls],
@@ -335,8 +382,9 @@ def main(argv=None):
                    "targets": targets}, f, indent=1)
     print(f"\nresults: {path}  ({time.perf_counter() - t0:.0f} s)")
     if args.plot:
-        report.plot(wls, med, args.plot, [k for k in PLOT_KEYS
-                                          if any(k == a.key for a in aps)])
+        report.plot(wls, med, args.plot, [k for k in suite.plot_keys
+                                          if any(k == a.key for a in aps)],
+                    what=suite.what)
     if args.pyperf:
         save_pyperf(args.pyperf, wls, results)
 

@@ -171,6 +171,10 @@ class Workload:
     storage: str = field(init=False)
     utf8_bytes: int = field(init=False)
     code_points: int = field(init=False)
+    # The strings serialized once per format (approaches.serialized), for
+    # the reader suite; not part of the workload's identity.
+    serialized: dict = field(init=False, default_factory=dict, repr=False,
+                             compare=False)
 
     def __post_init__(self):
         self.storage = storage(self.strings)
