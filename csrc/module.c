@@ -61,10 +61,9 @@ u8p_parse_errors(PyObject *obj, u8p_errors *out, const char *fname)
     return 0;
 }
 
-/* Parses (s, /, errors=None) for FASTCALL|KEYWORDS functions. */
-static int
-parse_s_errors(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames, const char *fname,
-               PyObject **s, PyObject **errors)
+int
+u8p_parse_arg_errors(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
+                     const char *fname, PyObject **arg, PyObject **errors)
 {
     Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0, i;
     *errors = NULL;
@@ -73,7 +72,7 @@ parse_s_errors(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames, const
                      fname, nargs);
         return -1;
     }
-    *s = args[0];
+    *arg = args[0];
     if (nargs == 2)
         *errors = args[1];
     for (i = 0; i < nkw; i++) {
@@ -99,7 +98,7 @@ mod_encode(PyObject *module, PyObject *const *args, Py_ssize_t nargs, PyObject *
     uint8_t tmp[512];
     (void)module;
 
-    if (parse_s_errors(args, nargs, kwnames, "encode", &s, &errors) < 0 ||
+    if (u8p_parse_arg_errors(args, nargs, kwnames, "encode", &s, &errors) < 0 ||
         u8p_parse_errors(errors, &eh, "encode()") < 0 ||
         u8p_str_view(s, &v, "encode() argument") < 0)
         return NULL;
@@ -160,7 +159,7 @@ mod_utf8_length(PyObject *module, PyObject *const *args, Py_ssize_t nargs, PyObj
     Py_ssize_t body;
     (void)module;
 
-    if (parse_s_errors(args, nargs, kwnames, "utf8_length", &s, &errors) < 0 ||
+    if (u8p_parse_arg_errors(args, nargs, kwnames, "utf8_length", &s, &errors) < 0 ||
         u8p_parse_errors(errors, &eh, "utf8_length()") < 0 ||
         u8p_str_view(s, &v, "utf8_length() argument") < 0)
         return NULL;

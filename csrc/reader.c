@@ -840,32 +840,6 @@ static PyType_Spec Reader_spec = {
 
 /* ------------------------------------------------------ module functions */
 
-static int
-parse_data_errors(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
-                  const char *fname, PyObject **data, PyObject **errors)
-{
-    Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0, i;
-    *errors = NULL;
-    if (nargs < 1 || nargs > 2) {
-        PyErr_Format(PyExc_TypeError, "%s() takes 1 or 2 positional arguments (%zd given)",
-                     fname, nargs);
-        return -1;
-    }
-    *data = args[0];
-    if (nargs == 2)
-        *errors = args[1];
-    for (i = 0; i < nkw; i++) {
-        PyObject *key = PyTuple_GET_ITEM(kwnames, i);
-        if (PyUnicode_CompareWithASCIIString(key, "errors") != 0 || *errors != NULL) {
-            PyErr_Format(PyExc_TypeError, "%s() got an unexpected or repeated keyword %R",
-                         fname, key);
-            return -1;
-        }
-        *errors = args[nargs + i];
-    }
-    return 0;
-}
-
 static PyObject *
 mod_decode_common(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames, int all)
 {
@@ -875,7 +849,7 @@ mod_decode_common(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames, in
     rd_ctx c;
     Py_ssize_t pos = 0;
 
-    if (parse_data_errors(args, nargs, kwnames, fname, &data, &errors) < 0 ||
+    if (u8p_parse_arg_errors(args, nargs, kwnames, fname, &data, &errors) < 0 ||
         u8p_parse_errors(errors, &c.eh, all ? "decode_all()" : "decode()") < 0)
         return NULL;
     if (PyObject_GetBuffer(data, &view, PyBUF_SIMPLE) < 0)

@@ -50,6 +50,11 @@ typedef enum {
  */
 int u8p_parse_errors(PyObject *obj, u8p_errors *out, const char *fname);
 
+/* Parses (arg, /, errors=None) for METH_FASTCALL | METH_KEYWORDS functions;
+ * *errors is NULL when not given.  TypeError naming `fname` otherwise. */
+int u8p_parse_arg_errors(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
+                         const char *fname, PyObject **arg, PyObject **errors);
+
 /* Each part of the module registers its types and functions here. */
 int u8p_writer_exec(PyObject *module, u8p_state *st);
 int u8p_reader_exec(PyObject *module, u8p_state *st);

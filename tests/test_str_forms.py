@@ -12,6 +12,7 @@ TEXTS = ["", "plain", "héllo", "東京 €", "😀 x", "mixed é € 😀"]
 
 
 @pytest.mark.skipif(sys.version_info >= (3, 12), reason="legacy str objects were removed in 3.12")
+@pytest.mark.filterwarnings("ignore:PyUnicode_FromUnicode:DeprecationWarning")
 @pytest.mark.parametrize("text", TEXTS)
 def test_legacy_string_is_made_ready_first(text):
     api = ctypes.pythonapi
