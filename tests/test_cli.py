@@ -76,3 +76,22 @@ def test_split_lines_and_storage_kind():
     assert split_lines("a\n\n") == ["a", ""]
     assert split_lines("") == []
     assert [storage_kind(s) for s in ("a", "é", "€", "😀")] == ["ascii", "ucs1", "ucs2", "ucs4"]
+
+
+def test_unbuilt_checkout_says_how_to_build(tmp_path):
+    # a copy of the package's Python files without the compiled core, as in
+    # a fresh checkout: importing it must say what is missing and what to do
+    import shutil
+    import subprocess
+    import sys
+
+    pkg = tmp_path / "utf8pfx"
+    pkg.mkdir()
+    src = utf8pfx.__path__[0]
+    for name in ("__init__.py", "_version.py", "__main__.py"):
+        shutil.copy(f"{src}/{name}", pkg / name)
+    r = subprocess.run(
+        [sys.executable, "-c", "import utf8pfx"], cwd=tmp_path, capture_output=True, text=True
+    )
+    assert r.returncode != 0
+    assert "ImportError" in r.stderr and "build_ext --inplace" in r.stderr

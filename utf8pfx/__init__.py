@@ -5,16 +5,27 @@ The C core reads a str's PEP 393 storage directly and writes
 without creating intermediate bytes or filling the str's UTF-8 cache; the
 reader builds each str straight in its final storage kind.
 """
-from ._core import (
-    BufferReader,
-    BufferWriter,
-    decode,
-    decode_all,
-    encode,
-    isa,
-    utf8_length,
-    vint_size,
-)
+try:
+    from ._core import (
+        BufferReader,
+        BufferWriter,
+        decode,
+        decode_all,
+        encode,
+        isa,
+        utf8_length,
+        vint_size,
+    )
+except ModuleNotFoundError as exc:  # pragma: no cover - depends on how it was run
+    if exc.name != __name__ + "._core":
+        raise
+    raise ImportError(
+        "utf8pfx's compiled core (utf8pfx._core) is not in "
+        + __path__[0]
+        + ": this looks like a source checkout that was not built in place. "
+        "Install the package (pip install .) and run from another folder, "
+        "or build in place with: python setup.py build_ext --inplace"
+    ) from exc
 from ._version import __version__
 
 __all__ = [
