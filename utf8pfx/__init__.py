@@ -16,8 +16,8 @@ try:
         utf8_length,
         vint_size,
     )
-except ModuleNotFoundError as exc:  # pragma: no cover - depends on how it was run
-    if exc.name != __name__ + "._core":
+except ModuleNotFoundError as _missing:  # pragma: no cover - depends on how it was run
+    if _missing.name != __name__ + "._core":
         raise
     raise ImportError(
         "utf8pfx's compiled core (utf8pfx._core) is not in "
@@ -25,7 +25,7 @@ except ModuleNotFoundError as exc:  # pragma: no cover - depends on how it was r
         + ": this looks like a source checkout that was not built in place. "
         "Install the package (pip install .) and run from another folder, "
         "or build in place with: python setup.py build_ext --inplace"
-    ) from exc
+    ) from _missing
 from ._version import __version__
 
 __all__ = [
