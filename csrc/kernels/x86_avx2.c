@@ -15,6 +15,7 @@
 
 #include "scalar_inl.h"
 #include "simd_tables.h"
+#include "x86_short.h"
 
 #define U8P_AVX2 __attribute__((target("avx2,popcnt")))
 /* block steps: gcc would otherwise call the bigger ones out of line */
@@ -365,6 +366,40 @@ enc1x32(__m256i v, unsigned m, uint8_t *d)
     return 32 + (size_t)__builtin_popcountll((uint64_t)m);
 }
 
+/* the nb <= 32 bytes at p, zero-padded; reads exactly [p, p + nb) */
+U8P_AVX2 static inline __m256i
+ld_part32(const uint8_t *p, size_t nb)
+{
+    if (nb > 16)
+        return _mm256_inserti128_si256(_mm256_castsi128_si256(ld128(p)),
+                                       u8p_load_part16(p + 16, nb - 16), 1);
+    return _mm256_zextsi128_si256(u8p_load_part16(p, nb));
+}
+
+/* From this many Latin-1 bytes on, a tail goes through short_ucs1. */
+#define AVX2_UCS1_SHORT 8
+
+/* r < 64 Latin-1 bytes -> their UTF-8 at d, exactly: copied to a
+ * zero-padded buffer (a 0 encodes as one byte, at the end), encoded a
+ * block at a time with no per-byte branch, the real bytes copied out. */
+U8P_AVX2 static size_t
+short_ucs1(const uint8_t *src, size_t r, uint8_t *d)
+{
+    uint8_t buf[128 + 16];
+    size_t o;
+    __m256i v = ld_part32(src, r > 32 ? 32 : r);
+    o = enc1x32(v, (unsigned)_mm256_movemask_epi8(v), buf);
+    if (r > 32) {
+        v = ld_part32(src + 32, r - 32);
+        o += enc1x32(v, (unsigned)_mm256_movemask_epi8(v), buf + o) - (64 - r);
+    }
+    else {
+        o -= 32 - r;
+    }
+    memcpy(d, buf, o);
+    return o;
+}
+
 U8P_AVX2 size_t
 u8p_avx2_enc_ucs1(const uint8_t *src, size_t n, uint8_t *dst)
 {
@@ -385,7 +420,10 @@ u8p_avx2_enc_ucs1(const uint8_t *src, size_t n, uint8_t *dst)
         d += enc1x32(v, m, d);
         i += 32;
     }
-    return (size_t)(d - dst) + u8p_scalar_enc_ucs1(src + i, n - i, d);
+    /* the last n - i < 40 bytes */
+    if (n - i >= AVX2_UCS1_SHORT)
+        return (size_t)(d - dst) + short_ucs1(src + i, n - i, d);
+    return (size_t)(d - dst) + u8p_enc_ucs1_nobranch(src + i, n - i, d);
 }
 
 /* Units needed surrogate-free from i for one 16-unit block (UCS2 or UCS4):

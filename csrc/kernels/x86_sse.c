@@ -28,6 +28,7 @@
 
 #include "scalar_inl.h"
 #include "simd_tables.h"
+#include "x86_short.h"
 
 #define U8P_SSE __attribute__((target("sse4.1,popcnt")))
 
@@ -310,6 +311,30 @@ enc1x16(__m128i v, unsigned m, uint8_t *d)
     return 16 + (size_t)__builtin_popcountll((uint64_t)m);
 }
 
+/* From this many Latin-1 bytes on, a tail goes through short_ucs1. */
+#define SSE_UCS1_SHORT 8
+
+/* r <= 32 Latin-1 bytes -> their UTF-8 at d, exactly: copied to a
+ * zero-padded buffer (a 0 encodes as one byte, at the end), encoded a
+ * block at a time with no per-byte branch, the real bytes copied out. */
+U8P_SSE static size_t
+short_ucs1(const uint8_t *src, size_t r, uint8_t *d)
+{
+    uint8_t buf[64 + 16];
+    size_t o;
+    __m128i v = u8p_load_part16(src, r > 16 ? 16 : r);
+    o = enc1x16(v, (unsigned)_mm_movemask_epi8(v), buf);
+    if (r > 16) {
+        v = u8p_load_part16(src + 16, r - 16);
+        o += enc1x16(v, (unsigned)_mm_movemask_epi8(v), buf + o) - (32 - r);
+    }
+    else {
+        o -= 16 - r;
+    }
+    memcpy(d, buf, o);
+    return o;
+}
+
 U8P_SSE static size_t
 sse_enc_ucs1(const uint8_t *src, size_t n, uint8_t *dst)
 {
@@ -330,7 +355,10 @@ sse_enc_ucs1(const uint8_t *src, size_t n, uint8_t *dst)
         d += enc1x16(v, m, d);
         i += 16;
     }
-    return (size_t)(d - dst) + u8p_scalar_enc_ucs1(src + i, n - i, d);
+    /* the last n - i < 24 bytes */
+    if (n - i >= SSE_UCS1_SHORT)
+        return (size_t)(d - dst) + short_ucs1(src + i, n - i, d);
+    return (size_t)(d - dst) + u8p_enc_ucs1_nobranch(src + i, n - i, d);
 }
 
 /* Units needed surrogate-free from i for one 8-unit block: the last 16-byte
