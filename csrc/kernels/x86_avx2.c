@@ -396,7 +396,7 @@ short_ucs1(const uint8_t *src, size_t r, uint8_t *d)
     else {
         o -= 32 - r;
     }
-    memcpy(d, buf, o);
+    u8p_copy_short(d, buf, o);
     return o;
 }
 
@@ -468,7 +468,41 @@ tail_ucs2(const uint16_t *src, size_t r, uint8_t *d)
         o += enc_ucs2x16(ld(in + 16), buf + o) - (32 - r);
     else
         o -= 16 - r;
-    memcpy(d, buf, o);
+    u8p_copy_short(d, buf, o);
+    return o;
+}
+
+/* 1 <= n < AVX2_NEED UCS2 units, the whole input: loaded zero-padded, the
+ * first surrogate found with one compare a block, the units from it on
+ * zeroed, every block encoded into a buffer (a 0 encodes as one byte) and
+ * the bytes of src[0, k) copied out. */
+U8P_AVX2 static size_t
+short_ucs2(const uint16_t *src, size_t n, uint8_t *dst, size_t *done)
+{
+    const uint8_t *p = (const uint8_t *)src;
+    size_t nb = 2 * n, k, o;
+    uint8_t buf[3 * 32 + 16];
+    __m256i v0 = ld_part32(p, nb < 32 ? nb : 32);
+    __m256i v1 = nb > 32 ? ld_part32(p + 32, nb - 32) : _mm256_setzero_si256();
+    /* two mask bits a unit */
+    uint64_t m = (uint64_t)(uint32_t)_mm256_movemask_epi8(
+                     _mm256_cmpeq_epi16(_mm256_and_si256(v0, KV(HF800)), KV(HD800)))
+                 | (uint64_t)(uint32_t)_mm256_movemask_epi8(
+                       _mm256_cmpeq_epi16(_mm256_and_si256(v1, KV(HF800)), KV(HD800)))
+                       << 32;
+    k = m ? (size_t)__builtin_ctzll(m) / 2 : n;
+    if (k < n) {
+        const __m256i iota = _mm256_setr_epi16(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+        v0 = _mm256_and_si256(v0, _mm256_cmpgt_epi16(_mm256_set1_epi16((short)k), iota));
+        v1 = _mm256_and_si256(
+            v1, _mm256_cmpgt_epi16(_mm256_set1_epi16((short)(k > 16 ? k - 16 : 0)), iota));
+    }
+    o = enc_ucs2x16(v0, buf);
+    if (n > 16)
+        o += enc_ucs2x16(v1, buf + o);
+    o -= (n + 15) / 16 * 16 - k;
+    u8p_copy_short(dst, buf, o);
+    *done = k;
     return o;
 }
 
@@ -478,8 +512,9 @@ u8p_avx2_enc_ucs2(const uint16_t *src, size_t n, uint8_t *dst, size_t *done)
     uint8_t *d = dst;
     size_t i = 0, lim, k, w;
     int stopped = 0; /* lim is a surrogate's index */
-    if (n < U8P_SIMD_MIN_UNITS)
-        return u8p_scalar_enc_ucs2(src, n, dst, done);
+    if (n < AVX2_NEED)
+        return n < U8P_SIMD_MIN_UNITS ? u8p_scalar_enc_ucs2(src, n, dst, done)
+                                      : short_ucs2(src, n, dst, done);
     /* Main loop: block i is encoded once the next 16 units are loaded and
      * known surrogate-free, which keeps its stores inside dst. */
     if (n >= 32) {
@@ -586,7 +621,41 @@ tail_ucs4(const uint32_t *src, size_t r, uint8_t *d)
                        : _mm256_setzero_si256();
         o += enc_ucs4x16(a, b, buf + o) - (16 - ra - rb);
     }
-    memcpy(d, buf, o);
+    u8p_copy_short(d, buf, o);
+    return o;
+}
+
+/* 1 <= n < AVX2_NEED UCS4 units, the whole input (as short_ucs2), with
+ * masked loads */
+U8P_AVX2 static size_t
+short_ucs4(const uint32_t *src, size_t n, uint8_t *dst, size_t *done)
+{
+    const __m256i iota = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    size_t k, o, j;
+    uint8_t buf[4 * 32 + 16];
+    __m256i v[4];
+    uint32_t m = 0;
+    for (j = 0; j < 4; j++) {
+        size_t at = 8 * j, r = n > at ? (n - at < 8 ? n - at : 8) : 0;
+        v[j] = _mm256_maskload_epi32((const int *)(src + at), ld(u8p_avx2_lanemask + 8 - r));
+        m |= (uint32_t)_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpeq_epi32(
+                 _mm256_and_si256(v[j], KV(WNOT7FF)), KV(WD800))))
+             << at;
+    }
+    k = m ? (size_t)__builtin_ctz(m) : n;
+    if (k < n) {
+        for (j = 0; j < 4; j++) {
+            long lim = (long)k - (long)(8 * j);
+            lim = lim < 0 ? 0 : lim;
+            v[j] = _mm256_and_si256(v[j], _mm256_cmpgt_epi32(_mm256_set1_epi32((int)lim), iota));
+        }
+    }
+    o = enc_ucs4x16(v[0], v[1], buf);
+    if (n > 16)
+        o += enc_ucs4x16(v[2], v[3], buf + o);
+    o -= (n + 15) / 16 * 16 - k;
+    u8p_copy_short(dst, buf, o);
+    *done = k;
     return o;
 }
 
@@ -596,8 +665,9 @@ u8p_avx2_enc_ucs4(const uint32_t *src, size_t n, uint8_t *dst, size_t *done)
     uint8_t *d = dst;
     size_t i = 0, lim, k, w;
     int stopped = 0;
-    if (n < U8P_SIMD_MIN_UNITS)
-        return u8p_scalar_enc_ucs4(src, n, dst, done);
+    if (n < AVX2_NEED)
+        return n < U8P_SIMD_MIN_UNITS ? u8p_scalar_enc_ucs4(src, n, dst, done)
+                                      : short_ucs4(src, n, dst, done);
     /* Main loop: block i is encoded once the next 16 units are loaded and
      * known surrogate-free, which keeps its stores inside dst (they reach
      * at most 12 units' worth of bytes past the block). */

@@ -52,4 +52,34 @@ u8p_load_part16(const uint8_t *p, size_t nb)
     return _mm_shuffle_epi8(v, idx);
 }
 
+/* o bytes from a stack buffer to dst, inline: 16-byte steps, then two
+ * overlapping stores of 8 or 4 bytes, or single bytes (a call to memcpy
+ * costs as much as encoding a few code points). */
+__attribute__((target("sse4.1"))) static inline void
+u8p_copy_short(uint8_t *d, const uint8_t *s, size_t o)
+{
+    for (; o > 16; o -= 16, d += 16, s += 16)
+        _mm_storeu_si128((__m128i *)d, _mm_loadu_si128((const __m128i *)s));
+    if (o >= 8) {
+        uint64_t a, b;
+        memcpy(&a, s, 8);
+        memcpy(&b, s + o - 8, 8);
+        memcpy(d, &a, 8);
+        memcpy(d + o - 8, &b, 8);
+    }
+    else if (o >= 4) {
+        uint32_t a, b;
+        memcpy(&a, s, 4);
+        memcpy(&b, s + o - 4, 4);
+        memcpy(d, &a, 4);
+        memcpy(d + o - 4, &b, 4);
+    }
+    else if (o > 0) {
+        uint8_t a = s[0], b = s[o >> 1], c = s[o - 1];
+        d[0] = a;
+        d[o >> 1] = b;
+        d[o - 1] = c;
+    }
+}
+
 #endif /* UTF8PFX_X86_SHORT_H */

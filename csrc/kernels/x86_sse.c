@@ -331,7 +331,7 @@ short_ucs1(const uint8_t *src, size_t r, uint8_t *d)
     else {
         o -= 16 - r;
     }
-    memcpy(d, buf, o);
+    u8p_copy_short(d, buf, o);
     return o;
 }
 
@@ -409,7 +409,55 @@ tail_ucs2(const uint16_t *src, size_t r, uint8_t *d)
     for (j = 0; j < r; j += 8)
         o += enc_ucs2x8(ld(in + j), buf + o);
     o -= (8 - r % 8) % 8;
-    memcpy(d, buf, o);
+    u8p_copy_short(d, buf, o);
+    return o;
+}
+
+/* lanes >= k of v zeroed (16-bit lanes; v holds units base..base+7) */
+U8P_SSE static inline __m128i
+keep16(__m128i v, size_t k, size_t base)
+{
+    const __m128i iota = _mm_setr_epi16(0, 1, 2, 3, 4, 5, 6, 7);
+    long lim = (long)k - (long)base;
+    lim = lim < 0 ? 0 : lim > 8 ? 8 : lim;
+    return _mm_and_si128(v, _mm_cmpgt_epi16(_mm_set1_epi16((short)lim), iota));
+}
+
+/* 1 <= n < SSE_NEED UCS2 units, the whole input: loaded zero-padded, the
+ * first surrogate found with one compare a block, the units from it on
+ * zeroed, every block encoded into a buffer (a 0 encodes as one byte) and
+ * the bytes of src[0, k) copied out. */
+U8P_SSE static size_t
+short_ucs2(const uint16_t *src, size_t n, uint8_t *dst, size_t *done)
+{
+    const __m128i kF800 = _mm_set1_epi16((short)0xF800);
+    const __m128i kD800 = _mm_set1_epi16((short)0xD800);
+    const uint8_t *p = (const uint8_t *)src;
+    size_t nb = 2 * n, k, o;
+    uint8_t buf[3 * SSE_NEED + 16];
+    __m128i v0 = u8p_load_part16(p, nb < 16 ? nb : 16);
+    __m128i v1 = nb > 16 ? u8p_load_part16(p + 16, nb < 32 ? nb - 16 : 16) : _mm_setzero_si128();
+    __m128i v2 = nb > 32 ? u8p_load_part16(p + 32, nb - 32) : _mm_setzero_si128();
+    unsigned m = (unsigned)_mm_movemask_epi8(
+                     _mm_packs_epi16(_mm_cmpeq_epi16(_mm_and_si128(v0, kF800), kD800),
+                                     _mm_cmpeq_epi16(_mm_and_si128(v1, kF800), kD800)))
+                 | (unsigned)_mm_movemask_epi8(_mm_packs_epi16(
+                       _mm_cmpeq_epi16(_mm_and_si128(v2, kF800), kD800), _mm_setzero_si128()))
+                       << 16;
+    k = m ? (size_t)__builtin_ctz(m) : n;
+    if (k < n) {
+        v0 = keep16(v0, k, 0);
+        v1 = keep16(v1, k, 8);
+        v2 = keep16(v2, k, 16);
+    }
+    o = enc_ucs2x8(v0, buf);
+    if (n > 8)
+        o += enc_ucs2x8(v1, buf + o);
+    if (n > 16)
+        o += enc_ucs2x8(v2, buf + o);
+    o -= (n + 7) / 8 * 8 - k;
+    u8p_copy_short(dst, buf, o);
+    *done = k;
     return o;
 }
 
@@ -421,8 +469,9 @@ sse_enc_ucs2(const uint16_t *src, size_t n, uint8_t *dst, size_t *done)
     uint8_t *d = dst;
     size_t i = 0, lim, k, w;
     int stopped = 0; /* lim is a surrogate's index */
-    if (n < U8P_SIMD_MIN_UNITS)
-        return u8p_scalar_enc_ucs2(src, n, dst, done);
+    if (n < SSE_NEED)
+        return n < U8P_SIMD_MIN_UNITS ? u8p_scalar_enc_ucs2(src, n, dst, done)
+                                      : short_ucs2(src, n, dst, done);
     /* Main loop: 16 units a step, encoded once the next 16 are loaded and
      * known surrogate-free (which keeps the stores inside dst); no scan. */
     if (n >= 32) {
@@ -550,7 +599,54 @@ tail_ucs4(const uint32_t *src, size_t r, uint8_t *d)
     for (j = 0; j < r; j += 8)
         o += enc_ucs4x8(ld(in + j), ld(in + j + 4), buf + o);
     o -= (8 - r % 8) % 8;
-    memcpy(d, buf, o);
+    u8p_copy_short(d, buf, o);
+    return o;
+}
+
+/* lanes >= k of v zeroed (32-bit lanes; v holds units base..base+3) */
+U8P_SSE static inline __m128i
+keep32(__m128i v, size_t k, size_t base)
+{
+    const __m128i iota = _mm_setr_epi32(0, 1, 2, 3);
+    long lim = (long)k - (long)base;
+    lim = lim < 0 ? 0 : lim > 4 ? 4 : lim;
+    return _mm_and_si128(v, _mm_cmpgt_epi32(_mm_set1_epi32((int)lim), iota));
+}
+
+/* 1 <= n < SSE_NEED UCS4 units, the whole input (as short_ucs2) */
+U8P_SSE static size_t
+short_ucs4(const uint32_t *src, size_t n, uint8_t *dst, size_t *done)
+{
+    const __m128i kF800 = _mm_set1_epi16((short)0xF800);
+    const __m128i kD800 = _mm_set1_epi16((short)0xD800);
+    const uint8_t *p = (const uint8_t *)src;
+    size_t nb = 4 * n, k, o, j, nblk = (n + 7) / 8;
+    uint8_t buf[4 * SSE_NEED + 16];
+    __m128i v[6];
+    uint64_t m = 0;
+    for (j = 0; j < 6; j++) {
+        size_t at = 16 * j;
+        v[j] = nb > at ? u8p_load_part16(p + at, nb - at < 16 ? nb - at : 16)
+                       : _mm_setzero_si128();
+    }
+    /* the saturating pack sends astral code points to 0xFFFF */
+    for (j = 0; j < 3; j++)
+        m |= (uint64_t)(unsigned)_mm_movemask_epi8(_mm_packs_epi16(
+                 _mm_cmpeq_epi16(_mm_and_si128(_mm_packus_epi32(v[2 * j], v[2 * j + 1]), kF800),
+                                 kD800),
+                 _mm_setzero_si128()))
+             << (8 * j);
+    k = m ? (size_t)__builtin_ctzll(m) : n;
+    if (k < n) {
+        for (j = 0; j < 6; j++)
+            v[j] = keep32(v[j], k, 4 * j);
+    }
+    o = 0;
+    for (j = 0; j < nblk; j++)
+        o += enc_ucs4x8(v[2 * j], v[2 * j + 1], buf + o);
+    o -= nblk * 8 - k;
+    u8p_copy_short(dst, buf, o);
+    *done = k;
     return o;
 }
 
@@ -561,8 +657,9 @@ sse_enc_ucs4(const uint32_t *src, size_t n, uint8_t *dst, size_t *done)
     uint8_t *d = dst;
     size_t i = 0, lim, k, w;
     int stopped = 0;
-    if (n < U8P_SIMD_MIN_UNITS)
-        return u8p_scalar_enc_ucs4(src, n, dst, done);
+    if (n < SSE_NEED)
+        return n < U8P_SIMD_MIN_UNITS ? u8p_scalar_enc_ucs4(src, n, dst, done)
+                                      : short_ucs4(src, n, dst, done);
     /* Main loop: 16 units a step, encoded once the next 16 are loaded and
      * known surrogate-free (which keeps the stores inside dst); no scan. */
     if (n >= 32) {
