@@ -650,9 +650,11 @@ short_ucs4(const uint32_t *src, size_t n, uint8_t *dst, size_t *done)
             v[j] = _mm256_and_si256(v[j], _mm256_cmpgt_epi32(_mm256_set1_epi32((int)lim), iota));
         }
     }
-    o = enc_ucs4x16(v[0], v[1], buf);
+    /* a UCS4 str has an astral code point somewhere: the general block
+     * step, not the ladder's mispredicted branches */
+    o = enc4x16(v[0], v[1], buf);
     if (n > 16)
-        o += enc_ucs4x16(v[2], v[3], buf + o);
+        o += enc4x16(v[2], v[3], buf + o);
     o -= (n + 15) / 16 * 16 - k;
     u8p_copy_short(dst, buf, o);
     *done = k;

@@ -641,9 +641,11 @@ short_ucs4(const uint32_t *src, size_t n, uint8_t *dst, size_t *done)
         for (j = 0; j < 6; j++)
             v[j] = keep32(v[j], k, 4 * j);
     }
+    /* a UCS4 str has an astral code point somewhere: the general block
+     * step, not the ladder's mispredicted branches */
     o = 0;
     for (j = 0; j < nblk; j++)
-        o += enc_ucs4x8(v[2 * j], v[2 * j + 1], buf + o);
+        o += enc4x8(v[2 * j], v[2 * j + 1], buf + o);
     o -= nblk * 8 - k;
     u8p_copy_short(dst, buf, o);
     *done = k;
