@@ -453,30 +453,13 @@ has_surr16(__m256i v)
     return !_mm256_testz_si256(s, s);
 }
 
-/* r < AVX2_NEED surrogate-free UCS2 units -> their UTF-8 at d, exactly:
- * copied to a zero-padded buffer (a 0 encodes as one byte, at the end),
- * encoded into another, the real bytes copied out. */
-U8P_AVX2 static size_t
-tail_ucs2(const uint16_t *src, size_t r, uint8_t *d)
-{
-    uint16_t in[32] = {0};
-    uint8_t buf[2 * 48 + 16];
-    size_t o;
-    memcpy(in, src, r * sizeof *src);
-    o = enc_ucs2x16(ld(in), buf);
-    if (r > 16)
-        o += enc_ucs2x16(ld(in + 16), buf + o) - (32 - r);
-    else
-        o -= 16 - r;
-    u8p_copy_short(d, buf, o);
-    return o;
-}
-
-/* 1 <= n < AVX2_NEED UCS2 units, the whole input: loaded zero-padded, the
- * first surrogate found with one compare a block, the units from it on
- * zeroed, every block encoded into a buffer (a 0 encodes as one byte) and
- * the bytes of src[0, k) copied out. */
-U8P_AVX2 static size_t
+/* 1 <= n < AVX2_NEED UCS2 units, a whole input or the surrogate-free tail
+ * of one: loaded zero-padded (no memcpy to a buffer: its small stores
+ * would stall the vector loads), the first surrogate found with one
+ * compare a block, the units from it on zeroed, every block encoded into
+ * a buffer (a 0 encodes as one byte) and the bytes of src[0, k) copied
+ * out; k in *done.  Inlined into both callers. */
+U8P_AVX2_INL static inline size_t
 short_ucs2(const uint16_t *src, size_t n, uint8_t *dst, size_t *done)
 {
     const uint8_t *p = (const uint8_t *)src;
@@ -559,7 +542,7 @@ u8p_avx2_enc_ucs2(const uint16_t *src, size_t n, uint8_t *dst, size_t *done)
             }
         }
         if (i < lim) {
-            d += tail_ucs2(src + i, r, d);
+            d += short_ucs2(src + i, r, d, &k);
             i = lim;
         }
     }

@@ -396,23 +396,6 @@ has_surr16x16(__m128i v, __m128i v2)
     return !_mm_testz_si128(s, s);
 }
 
-/* r < SSE_NEED surrogate-free UCS2 units -> their UTF-8 at d, exactly:
- * copied to a zero-padded buffer (a 0 encodes as one byte, at the end),
- * encoded into another, the real bytes copied out. */
-U8P_SSE static size_t
-tail_ucs2(const uint16_t *src, size_t r, uint8_t *d)
-{
-    uint16_t in[SSE_NEED] = {0};
-    uint8_t buf[3 * SSE_NEED + 16];
-    size_t o = 0, j;
-    memcpy(in, src, r * sizeof *src);
-    for (j = 0; j < r; j += 8)
-        o += enc_ucs2x8(ld(in + j), buf + o);
-    o -= (8 - r % 8) % 8;
-    u8p_copy_short(d, buf, o);
-    return o;
-}
-
 /* lanes >= k of v zeroed (16-bit lanes; v holds units base..base+7) */
 U8P_SSE static inline __m128i
 keep16(__m128i v, size_t k, size_t base)
@@ -423,11 +406,13 @@ keep16(__m128i v, size_t k, size_t base)
     return _mm_and_si128(v, _mm_cmpgt_epi16(_mm_set1_epi16((short)lim), iota));
 }
 
-/* 1 <= n < SSE_NEED UCS2 units, the whole input: loaded zero-padded, the
- * first surrogate found with one compare a block, the units from it on
- * zeroed, every block encoded into a buffer (a 0 encodes as one byte) and
- * the bytes of src[0, k) copied out. */
-U8P_SSE static size_t
+/* 1 <= n < SSE_NEED UCS2 units, a whole input or the surrogate-free tail
+ * of one: loaded zero-padded (no memcpy to a buffer: its small stores
+ * would stall the vector loads), the first surrogate found with one
+ * compare a block, the units from it on zeroed, every block encoded into
+ * a buffer (a 0 encodes as one byte) and the bytes of src[0, k) copied
+ * out; k in *done.  Inlined into both callers. */
+__attribute__((target("sse4.1,popcnt"), always_inline)) static inline size_t
 short_ucs2(const uint16_t *src, size_t n, uint8_t *dst, size_t *done)
 {
     const __m128i kF800 = _mm_set1_epi16((short)0xF800);
@@ -546,7 +531,7 @@ sse_enc_ucs2(const uint16_t *src, size_t n, uint8_t *dst, size_t *done)
             }
         }
         if (i < lim) {
-            d += tail_ucs2(src + i, r, d);
+            d += short_ucs2(src + i, r, d, &k);
             i = lim;
         }
     }
