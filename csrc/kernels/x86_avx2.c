@@ -496,7 +496,7 @@ u8p_avx2_enc_ucs2(const uint16_t *src, size_t n, uint8_t *dst, size_t *done)
     size_t i = 0, lim, k, w;
     int stopped = 0; /* lim is a surrogate's index */
     if (n < AVX2_NEED)
-        return n < U8P_SIMD_MIN_UNITS ? u8p_scalar_enc_ucs2(src, n, dst, done)
+        return n < U8P_X86_MIN_UNITS_UCS2 ? u8p_scalar_enc_ucs2(src, n, dst, done)
                                       : short_ucs2(src, n, dst, done);
     /* Main loop: block i is encoded once the next 16 units are loaded and
      * known surrogate-free, which keeps its stores inside dst. */

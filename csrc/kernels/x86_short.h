@@ -13,6 +13,17 @@
 #include <stdint.h>
 #include <string.h>
 
+/* Below this many code units the SSE and AVX2 UCS2 encoders hand a whole
+ * input to the scalar loop, as U8P_SIMD_MIN_UNITS (simd_internal.h) does
+ * for the others and for UCS4: their short paths round-trip through a stack
+ * buffer, which costs more than the scalar loop on 1..4 units but less from
+ * about 8 on, even when the non-ASCII positions are random (measured on
+ * EPYC: 8 Cyrillic units 15.7 -> 9.2 ns at SSE, 14.1 -> 10.2 at AVX2).
+ * UCS4 short paths stayed slower than scalar under 16 (emoji text). */
+#ifndef U8P_X86_MIN_UNITS_UCS2
+#define U8P_X86_MIN_UNITS_UCS2 8
+#endif
+
 /* The nb <= 16 bytes at p in the low bytes of a vector, zeros above;
  * reads exactly [p, p + nb).  Two overlapping loads of h = 8 or 4 bytes
  * (or three single bytes under 4) and one shuffle moving the second load's

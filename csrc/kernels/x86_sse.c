@@ -455,7 +455,7 @@ sse_enc_ucs2(const uint16_t *src, size_t n, uint8_t *dst, size_t *done)
     size_t i = 0, lim, k, w;
     int stopped = 0; /* lim is a surrogate's index */
     if (n < SSE_NEED)
-        return n < U8P_SIMD_MIN_UNITS ? u8p_scalar_enc_ucs2(src, n, dst, done)
+        return n < U8P_X86_MIN_UNITS_UCS2 ? u8p_scalar_enc_ucs2(src, n, dst, done)
                                       : short_ucs2(src, n, dst, done);
     /* Main loop: 16 units a step, encoded once the next 16 are loaded and
      * known surrogate-free (which keeps the stores inside dst); no scan. */
