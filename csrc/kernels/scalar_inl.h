@@ -100,6 +100,37 @@ u8p_scalar_enc_ucs1(const uint8_t *src, size_t n, uint8_t *dst)
     return (size_t)(d - dst);
 }
 
+/* n Latin-1 code points -> UTF-8 at dst, no branch per code point (for
+ * the few bytes a SIMD kernel leaves, whose accents fall at random): each
+ * one writes both bytes it could take and advances by 1 + (c >> 7); the
+ * last one writes its second byte only when it has one, so nothing lands
+ * past the exact length. */
+static inline size_t
+u8p_enc_ucs1_nobranch(const uint8_t *src, size_t n, uint8_t *dst)
+{
+    uint8_t *d = dst;
+    size_t i;
+    unsigned c;
+    if (n == 0)
+        return 0;
+    for (i = 0; i + 1 < n; i++) {
+        c = src[i];
+        d[0] = (uint8_t)(c < 0x80 ? c : 0xC0 | (c >> 6));
+        d[1] = (uint8_t)(0x80 | (c & 0x3F));
+        d += 1 + (c >> 7);
+    }
+    c = src[n - 1];
+    if (c < 0x80) {
+        *d++ = (uint8_t)c;
+    }
+    else {
+        d[0] = (uint8_t)(0xC0 | (c >> 6));
+        d[1] = (uint8_t)(0x80 | (c & 0x3F));
+        d += 2;
+    }
+    return (size_t)(d - dst);
+}
+
 static inline size_t
 u8p_scalar_enc_ucs2(const uint16_t *src, size_t n, uint8_t *dst, size_t *done)
 {

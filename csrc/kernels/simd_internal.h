@@ -32,7 +32,9 @@
  * the scalar loop: vector set-up and the surrogate look-ahead cost more
  * than they save on a handful of code points (measured on Zen 3: SSE and
  * AVX2 took 1.5-3x the scalar time at 6 units, about the same at 14). */
+#ifndef U8P_SIMD_MIN_UNITS
 #define U8P_SIMD_MIN_UNITS 16
+#endif
 
 #if U8P_X86_SIMD
 /* The AVX2 encoders, reused by the AVX-512 table on CPUs without VBMI2. */

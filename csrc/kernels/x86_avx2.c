@@ -15,6 +15,7 @@
 
 #include "scalar_inl.h"
 #include "simd_tables.h"
+#include "x86_short.h"
 
 #define U8P_AVX2 __attribute__((target("avx2,popcnt")))
 /* block steps: gcc would otherwise call the bigger ones out of line */
@@ -365,6 +366,40 @@ enc1x32(__m256i v, unsigned m, uint8_t *d)
     return 32 + (size_t)__builtin_popcountll((uint64_t)m);
 }
 
+/* the nb <= 32 bytes at p, zero-padded; reads exactly [p, p + nb) */
+U8P_AVX2 static inline __m256i
+ld_part32(const uint8_t *p, size_t nb)
+{
+    if (nb > 16)
+        return _mm256_inserti128_si256(_mm256_castsi128_si256(ld128(p)),
+                                       u8p_load_part16(p + 16, nb - 16), 1);
+    return _mm256_zextsi128_si256(u8p_load_part16(p, nb));
+}
+
+/* From this many Latin-1 bytes on, a tail goes through short_ucs1. */
+#define AVX2_UCS1_SHORT 8
+
+/* r < 64 Latin-1 bytes -> their UTF-8 at d, exactly: copied to a
+ * zero-padded buffer (a 0 encodes as one byte, at the end), encoded a
+ * block at a time with no per-byte branch, the real bytes copied out. */
+U8P_AVX2 static size_t
+short_ucs1(const uint8_t *src, size_t r, uint8_t *d)
+{
+    uint8_t buf[128 + 16];
+    size_t o;
+    __m256i v = ld_part32(src, r > 32 ? 32 : r);
+    o = enc1x32(v, (unsigned)_mm256_movemask_epi8(v), buf);
+    if (r > 32) {
+        v = ld_part32(src + 32, r - 32);
+        o += enc1x32(v, (unsigned)_mm256_movemask_epi8(v), buf + o) - (64 - r);
+    }
+    else {
+        o -= 32 - r;
+    }
+    u8p_copy_short(d, buf, o);
+    return o;
+}
+
 U8P_AVX2 size_t
 u8p_avx2_enc_ucs1(const uint8_t *src, size_t n, uint8_t *dst)
 {
@@ -385,7 +420,10 @@ u8p_avx2_enc_ucs1(const uint8_t *src, size_t n, uint8_t *dst)
         d += enc1x32(v, m, d);
         i += 32;
     }
-    return (size_t)(d - dst) + u8p_scalar_enc_ucs1(src + i, n - i, d);
+    /* the last n - i < 40 bytes */
+    if (n - i >= AVX2_UCS1_SHORT)
+        return (size_t)(d - dst) + short_ucs1(src + i, n - i, d);
+    return (size_t)(d - dst) + u8p_enc_ucs1_nobranch(src + i, n - i, d);
 }
 
 /* Units needed surrogate-free from i for one 16-unit block (UCS2 or UCS4):
@@ -415,22 +453,39 @@ has_surr16(__m256i v)
     return !_mm256_testz_si256(s, s);
 }
 
-/* r < AVX2_NEED surrogate-free UCS2 units -> their UTF-8 at d, exactly:
- * copied to a zero-padded buffer (a 0 encodes as one byte, at the end),
- * encoded into another, the real bytes copied out. */
-U8P_AVX2 static size_t
-tail_ucs2(const uint16_t *src, size_t r, uint8_t *d)
+/* 1 <= n < AVX2_NEED UCS2 units, a whole input or the surrogate-free tail
+ * of one: loaded zero-padded (no memcpy to a buffer: its small stores
+ * would stall the vector loads), the first surrogate found with one
+ * compare a block, the units from it on zeroed, every block encoded into
+ * a buffer (a 0 encodes as one byte) and the bytes of src[0, k) copied
+ * out; k in *done.  Inlined into both callers. */
+U8P_AVX2_INL static inline size_t
+short_ucs2(const uint16_t *src, size_t n, uint8_t *dst, size_t *done)
 {
-    uint16_t in[32] = {0};
-    uint8_t buf[2 * 48 + 16];
-    size_t o;
-    memcpy(in, src, r * sizeof *src);
-    o = enc_ucs2x16(ld(in), buf);
-    if (r > 16)
-        o += enc_ucs2x16(ld(in + 16), buf + o) - (32 - r);
-    else
-        o -= 16 - r;
-    memcpy(d, buf, o);
+    const uint8_t *p = (const uint8_t *)src;
+    size_t nb = 2 * n, k, o;
+    uint8_t buf[3 * 32 + 16];
+    __m256i v0 = ld_part32(p, nb < 32 ? nb : 32);
+    __m256i v1 = nb > 32 ? ld_part32(p + 32, nb - 32) : _mm256_setzero_si256();
+    /* two mask bits a unit */
+    uint64_t m = (uint64_t)(uint32_t)_mm256_movemask_epi8(
+                     _mm256_cmpeq_epi16(_mm256_and_si256(v0, KV(HF800)), KV(HD800)))
+                 | (uint64_t)(uint32_t)_mm256_movemask_epi8(
+                       _mm256_cmpeq_epi16(_mm256_and_si256(v1, KV(HF800)), KV(HD800)))
+                       << 32;
+    k = m ? (size_t)__builtin_ctzll(m) / 2 : n;
+    if (k < n) {
+        const __m256i iota = _mm256_setr_epi16(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+        v0 = _mm256_and_si256(v0, _mm256_cmpgt_epi16(_mm256_set1_epi16((short)k), iota));
+        v1 = _mm256_and_si256(
+            v1, _mm256_cmpgt_epi16(_mm256_set1_epi16((short)(k > 16 ? k - 16 : 0)), iota));
+    }
+    o = enc_ucs2x16(v0, buf);
+    if (n > 16)
+        o += enc_ucs2x16(v1, buf + o);
+    o -= (n + 15) / 16 * 16 - k;
+    u8p_copy_short(dst, buf, o);
+    *done = k;
     return o;
 }
 
@@ -440,8 +495,9 @@ u8p_avx2_enc_ucs2(const uint16_t *src, size_t n, uint8_t *dst, size_t *done)
     uint8_t *d = dst;
     size_t i = 0, lim, k, w;
     int stopped = 0; /* lim is a surrogate's index */
-    if (n < U8P_SIMD_MIN_UNITS)
-        return u8p_scalar_enc_ucs2(src, n, dst, done);
+    if (n < AVX2_NEED)
+        return n < U8P_X86_MIN_UNITS_UCS2 ? u8p_scalar_enc_ucs2(src, n, dst, done)
+                                      : short_ucs2(src, n, dst, done);
     /* Main loop: block i is encoded once the next 16 units are loaded and
      * known surrogate-free, which keeps its stores inside dst. */
     if (n >= 32) {
@@ -486,7 +542,7 @@ u8p_avx2_enc_ucs2(const uint16_t *src, size_t n, uint8_t *dst, size_t *done)
             }
         }
         if (i < lim) {
-            d += tail_ucs2(src + i, r, d);
+            d += short_ucs2(src + i, r, d, &k);
             i = lim;
         }
     }
@@ -548,7 +604,43 @@ tail_ucs4(const uint32_t *src, size_t r, uint8_t *d)
                        : _mm256_setzero_si256();
         o += enc_ucs4x16(a, b, buf + o) - (16 - ra - rb);
     }
-    memcpy(d, buf, o);
+    u8p_copy_short(d, buf, o);
+    return o;
+}
+
+/* 1 <= n < AVX2_NEED UCS4 units, the whole input (as short_ucs2), with
+ * masked loads */
+U8P_AVX2 static size_t
+short_ucs4(const uint32_t *src, size_t n, uint8_t *dst, size_t *done)
+{
+    const __m256i iota = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    size_t k, o, j;
+    uint8_t buf[4 * 32 + 16];
+    __m256i v[4];
+    uint32_t m = 0;
+    for (j = 0; j < 4; j++) {
+        size_t at = 8 * j, r = n > at ? (n - at < 8 ? n - at : 8) : 0;
+        v[j] = _mm256_maskload_epi32((const int *)(src + at), ld(u8p_avx2_lanemask + 8 - r));
+        m |= (uint32_t)_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpeq_epi32(
+                 _mm256_and_si256(v[j], KV(WNOT7FF)), KV(WD800))))
+             << at;
+    }
+    k = m ? (size_t)__builtin_ctz(m) : n;
+    if (k < n) {
+        for (j = 0; j < 4; j++) {
+            long lim = (long)k - (long)(8 * j);
+            lim = lim < 0 ? 0 : lim;
+            v[j] = _mm256_and_si256(v[j], _mm256_cmpgt_epi32(_mm256_set1_epi32((int)lim), iota));
+        }
+    }
+    /* a UCS4 str has an astral code point somewhere: the general block
+     * step, not the ladder's mispredicted branches */
+    o = enc4x16(v[0], v[1], buf);
+    if (n > 16)
+        o += enc4x16(v[2], v[3], buf + o);
+    o -= (n + 15) / 16 * 16 - k;
+    u8p_copy_short(dst, buf, o);
+    *done = k;
     return o;
 }
 
@@ -558,8 +650,9 @@ u8p_avx2_enc_ucs4(const uint32_t *src, size_t n, uint8_t *dst, size_t *done)
     uint8_t *d = dst;
     size_t i = 0, lim, k, w;
     int stopped = 0;
-    if (n < U8P_SIMD_MIN_UNITS)
-        return u8p_scalar_enc_ucs4(src, n, dst, done);
+    if (n < AVX2_NEED)
+        return n < U8P_SIMD_MIN_UNITS ? u8p_scalar_enc_ucs4(src, n, dst, done)
+                                      : short_ucs4(src, n, dst, done);
     /* Main loop: block i is encoded once the next 16 units are loaded and
      * known surrogate-free, which keeps its stores inside dst (they reach
      * at most 12 units' worth of bytes past the block). */

@@ -28,6 +28,7 @@
 
 #include "scalar_inl.h"
 #include "simd_tables.h"
+#include "x86_short.h"
 
 #define U8P_SSE __attribute__((target("sse4.1,popcnt")))
 
@@ -310,6 +311,30 @@ enc1x16(__m128i v, unsigned m, uint8_t *d)
     return 16 + (size_t)__builtin_popcountll((uint64_t)m);
 }
 
+/* From this many Latin-1 bytes on, a tail goes through short_ucs1. */
+#define SSE_UCS1_SHORT 8
+
+/* r <= 32 Latin-1 bytes -> their UTF-8 at d, exactly: copied to a
+ * zero-padded buffer (a 0 encodes as one byte, at the end), encoded a
+ * block at a time with no per-byte branch, the real bytes copied out. */
+U8P_SSE static size_t
+short_ucs1(const uint8_t *src, size_t r, uint8_t *d)
+{
+    uint8_t buf[64 + 16];
+    size_t o;
+    __m128i v = u8p_load_part16(src, r > 16 ? 16 : r);
+    o = enc1x16(v, (unsigned)_mm_movemask_epi8(v), buf);
+    if (r > 16) {
+        v = u8p_load_part16(src + 16, r - 16);
+        o += enc1x16(v, (unsigned)_mm_movemask_epi8(v), buf + o) - (32 - r);
+    }
+    else {
+        o -= 16 - r;
+    }
+    u8p_copy_short(d, buf, o);
+    return o;
+}
+
 U8P_SSE static size_t
 sse_enc_ucs1(const uint8_t *src, size_t n, uint8_t *dst)
 {
@@ -330,7 +355,10 @@ sse_enc_ucs1(const uint8_t *src, size_t n, uint8_t *dst)
         d += enc1x16(v, m, d);
         i += 16;
     }
-    return (size_t)(d - dst) + u8p_scalar_enc_ucs1(src + i, n - i, d);
+    /* the last n - i < 24 bytes */
+    if (n - i >= SSE_UCS1_SHORT)
+        return (size_t)(d - dst) + short_ucs1(src + i, n - i, d);
+    return (size_t)(d - dst) + u8p_enc_ucs1_nobranch(src + i, n - i, d);
 }
 
 /* Units needed surrogate-free from i for one 8-unit block: the last 16-byte
@@ -368,20 +396,53 @@ has_surr16x16(__m128i v, __m128i v2)
     return !_mm_testz_si128(s, s);
 }
 
-/* r < SSE_NEED surrogate-free UCS2 units -> their UTF-8 at d, exactly:
- * copied to a zero-padded buffer (a 0 encodes as one byte, at the end),
- * encoded into another, the real bytes copied out. */
-U8P_SSE static size_t
-tail_ucs2(const uint16_t *src, size_t r, uint8_t *d)
+/* lanes >= k of v zeroed (16-bit lanes; v holds units base..base+7) */
+U8P_SSE static inline __m128i
+keep16(__m128i v, size_t k, size_t base)
 {
-    uint16_t in[SSE_NEED] = {0};
+    const __m128i iota = _mm_setr_epi16(0, 1, 2, 3, 4, 5, 6, 7);
+    long lim = (long)k - (long)base;
+    lim = lim < 0 ? 0 : lim > 8 ? 8 : lim;
+    return _mm_and_si128(v, _mm_cmpgt_epi16(_mm_set1_epi16((short)lim), iota));
+}
+
+/* 1 <= n < SSE_NEED UCS2 units, a whole input or the surrogate-free tail
+ * of one: loaded zero-padded (no memcpy to a buffer: its small stores
+ * would stall the vector loads), the first surrogate found with one
+ * compare a block, the units from it on zeroed, every block encoded into
+ * a buffer (a 0 encodes as one byte) and the bytes of src[0, k) copied
+ * out; k in *done.  Inlined into both callers. */
+__attribute__((target("sse4.1,popcnt"), always_inline)) static inline size_t
+short_ucs2(const uint16_t *src, size_t n, uint8_t *dst, size_t *done)
+{
+    const __m128i kF800 = _mm_set1_epi16((short)0xF800);
+    const __m128i kD800 = _mm_set1_epi16((short)0xD800);
+    const uint8_t *p = (const uint8_t *)src;
+    size_t nb = 2 * n, k, o;
     uint8_t buf[3 * SSE_NEED + 16];
-    size_t o = 0, j;
-    memcpy(in, src, r * sizeof *src);
-    for (j = 0; j < r; j += 8)
-        o += enc_ucs2x8(ld(in + j), buf + o);
-    o -= (8 - r % 8) % 8;
-    memcpy(d, buf, o);
+    __m128i v0 = u8p_load_part16(p, nb < 16 ? nb : 16);
+    __m128i v1 = nb > 16 ? u8p_load_part16(p + 16, nb < 32 ? nb - 16 : 16) : _mm_setzero_si128();
+    __m128i v2 = nb > 32 ? u8p_load_part16(p + 32, nb - 32) : _mm_setzero_si128();
+    unsigned m = (unsigned)_mm_movemask_epi8(
+                     _mm_packs_epi16(_mm_cmpeq_epi16(_mm_and_si128(v0, kF800), kD800),
+                                     _mm_cmpeq_epi16(_mm_and_si128(v1, kF800), kD800)))
+                 | (unsigned)_mm_movemask_epi8(_mm_packs_epi16(
+                       _mm_cmpeq_epi16(_mm_and_si128(v2, kF800), kD800), _mm_setzero_si128()))
+                       << 16;
+    k = m ? (size_t)__builtin_ctz(m) : n;
+    if (k < n) {
+        v0 = keep16(v0, k, 0);
+        v1 = keep16(v1, k, 8);
+        v2 = keep16(v2, k, 16);
+    }
+    o = enc_ucs2x8(v0, buf);
+    if (n > 8)
+        o += enc_ucs2x8(v1, buf + o);
+    if (n > 16)
+        o += enc_ucs2x8(v2, buf + o);
+    o -= (n + 7) / 8 * 8 - k;
+    u8p_copy_short(dst, buf, o);
+    *done = k;
     return o;
 }
 
@@ -393,8 +454,9 @@ sse_enc_ucs2(const uint16_t *src, size_t n, uint8_t *dst, size_t *done)
     uint8_t *d = dst;
     size_t i = 0, lim, k, w;
     int stopped = 0; /* lim is a surrogate's index */
-    if (n < U8P_SIMD_MIN_UNITS)
-        return u8p_scalar_enc_ucs2(src, n, dst, done);
+    if (n < SSE_NEED)
+        return n < U8P_X86_MIN_UNITS_UCS2 ? u8p_scalar_enc_ucs2(src, n, dst, done)
+                                      : short_ucs2(src, n, dst, done);
     /* Main loop: 16 units a step, encoded once the next 16 are loaded and
      * known surrogate-free (which keeps the stores inside dst); no scan. */
     if (n >= 32) {
@@ -469,7 +531,7 @@ sse_enc_ucs2(const uint16_t *src, size_t n, uint8_t *dst, size_t *done)
             }
         }
         if (i < lim) {
-            d += tail_ucs2(src + i, r, d);
+            d += short_ucs2(src + i, r, d, &k);
             i = lim;
         }
     }
@@ -522,7 +584,56 @@ tail_ucs4(const uint32_t *src, size_t r, uint8_t *d)
     for (j = 0; j < r; j += 8)
         o += enc_ucs4x8(ld(in + j), ld(in + j + 4), buf + o);
     o -= (8 - r % 8) % 8;
-    memcpy(d, buf, o);
+    u8p_copy_short(d, buf, o);
+    return o;
+}
+
+/* lanes >= k of v zeroed (32-bit lanes; v holds units base..base+3) */
+U8P_SSE static inline __m128i
+keep32(__m128i v, size_t k, size_t base)
+{
+    const __m128i iota = _mm_setr_epi32(0, 1, 2, 3);
+    long lim = (long)k - (long)base;
+    lim = lim < 0 ? 0 : lim > 4 ? 4 : lim;
+    return _mm_and_si128(v, _mm_cmpgt_epi32(_mm_set1_epi32((int)lim), iota));
+}
+
+/* 1 <= n < SSE_NEED UCS4 units, the whole input (as short_ucs2) */
+U8P_SSE static size_t
+short_ucs4(const uint32_t *src, size_t n, uint8_t *dst, size_t *done)
+{
+    const __m128i kF800 = _mm_set1_epi16((short)0xF800);
+    const __m128i kD800 = _mm_set1_epi16((short)0xD800);
+    const uint8_t *p = (const uint8_t *)src;
+    size_t nb = 4 * n, k, o, j, nblk = (n + 7) / 8;
+    uint8_t buf[4 * SSE_NEED + 16];
+    __m128i v[6];
+    uint64_t m = 0;
+    for (j = 0; j < 6; j++) {
+        size_t at = 16 * j;
+        v[j] = nb > at ? u8p_load_part16(p + at, nb - at < 16 ? nb - at : 16)
+                       : _mm_setzero_si128();
+    }
+    /* the saturating pack sends astral code points to 0xFFFF */
+    for (j = 0; j < 3; j++)
+        m |= (uint64_t)(unsigned)_mm_movemask_epi8(_mm_packs_epi16(
+                 _mm_cmpeq_epi16(_mm_and_si128(_mm_packus_epi32(v[2 * j], v[2 * j + 1]), kF800),
+                                 kD800),
+                 _mm_setzero_si128()))
+             << (8 * j);
+    k = m ? (size_t)__builtin_ctzll(m) : n;
+    if (k < n) {
+        for (j = 0; j < 6; j++)
+            v[j] = keep32(v[j], k, 4 * j);
+    }
+    /* a UCS4 str has an astral code point somewhere: the general block
+     * step, not the ladder's mispredicted branches */
+    o = 0;
+    for (j = 0; j < nblk; j++)
+        o += enc4x8(v[2 * j], v[2 * j + 1], buf + o);
+    o -= nblk * 8 - k;
+    u8p_copy_short(dst, buf, o);
+    *done = k;
     return o;
 }
 
@@ -533,8 +644,9 @@ sse_enc_ucs4(const uint32_t *src, size_t n, uint8_t *dst, size_t *done)
     uint8_t *d = dst;
     size_t i = 0, lim, k, w;
     int stopped = 0;
-    if (n < U8P_SIMD_MIN_UNITS)
-        return u8p_scalar_enc_ucs4(src, n, dst, done);
+    if (n < SSE_NEED)
+        return n < U8P_SIMD_MIN_UNITS ? u8p_scalar_enc_ucs4(src, n, dst, done)
+                                      : short_ucs4(src, n, dst, done);
     /* Main loop: 16 units a step, encoded once the next 16 are loaded and
      * known surrogate-free (which keeps the stores inside dst); no scan. */
     if (n >= 32) {
