@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "decode.h"
+#include "decode_inl.h"
 
 #define HI8 0x8080808080808080ULL
 #define IS_CONT(b) (((b) & 0xC0) == 0x80)
@@ -158,25 +159,9 @@ scalar_to_ucs1(const uint8_t *s, size_t n, uint8_t *d)
 
 #define DECODE_ONE(T)                                                         \
     do {                                                                      \
-        uint32_t c = s[i];                                                    \
-        if (c < 0x80) {                                                       \
-            d[k++] = (T)c;                                                    \
-            i++;                                                              \
-        }                                                                     \
-        else if (c < 0xE0) {                                                  \
-            d[k++] = (T)(((c & 0x1F) << 6) | (s[i + 1] & 0x3F));              \
-            i += 2;                                                           \
-        }                                                                     \
-        else if (c < 0xF0) {                                                  \
-            d[k++] = (T)(((c & 0x0F) << 12) | ((s[i + 1] & 0x3Fu) << 6)       \
-                         | (s[i + 2] & 0x3F));                                \
-            i += 3;                                                           \
-        }                                                                     \
-        else {                                                                \
-            d[k++] = (T)(((c & 0x07) << 18) | ((s[i + 1] & 0x3Fu) << 12)      \
-                         | ((s[i + 2] & 0x3Fu) << 6) | (s[i + 3] & 0x3F));    \
-            i += 4;                                                           \
-        }                                                                     \
+        size_t len_;                                                          \
+        d[k++] = (T)u8p_decode_one(s + i, &len_);                             \
+        i += len_;                                                            \
     } while (0)
 
 static size_t

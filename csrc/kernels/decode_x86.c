@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "decode.h"
+#include "decode_inl.h"
 
 /* error bits of the nibble tables */
 #define E_TOO_SHORT 0x01  /* lead not followed by a continuation */
@@ -107,25 +108,9 @@ dec_at(const uint8_t *p)
     while (i < n && (s[i] & 0xC0) == 0x80)                                    \
         i++;                                                                  \
     while (i < n) {                                                           \
-        uint32_t c = s[i];                                                    \
-        if (c < 0x80) {                                                       \
-            d[k++] = (T)c;                                                    \
-            i++;                                                              \
-        }                                                                     \
-        else if (c < 0xE0) {                                                  \
-            d[k++] = (T)(((c & 0x1F) << 6) | (s[i + 1] & 0x3F));              \
-            i += 2;                                                           \
-        }                                                                     \
-        else if (c < 0xF0) {                                                  \
-            d[k++] = (T)(((c & 0x0F) << 12) | ((s[i + 1] & 0x3Fu) << 6)       \
-                         | (s[i + 2] & 0x3F));                                \
-            i += 3;                                                           \
-        }                                                                     \
-        else {                                                                \
-            d[k++] = (T)(((c & 0x07) << 18) | ((s[i + 1] & 0x3Fu) << 12)      \
-                         | ((s[i + 2] & 0x3Fu) << 6) | (s[i + 3] & 0x3F));    \
-            i += 4;                                                           \
-        }                                                                     \
+        size_t len_;                                                          \
+        d[k++] = (T)u8p_decode_one(s + i, &len_);                             \
+        i += len_;                                                            \
     }
 
 #define LEAD_LOOP(T, base, leads)                                             \

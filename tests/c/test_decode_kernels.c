@@ -1,7 +1,7 @@
 /*
  * Differential test of the decode kernels, no Python needed:
  *   gcc -O2 -I../../csrc/kernels test_decode_kernels.c \
- *       ../../csrc/kernels/decode_*.c -o /tmp/tdk && /tmp/tdk
+ *       ../../csrc/kernels/[a-z]*.c -o /tmp/tdk && /tmp/tdk   (or: make -C tests/c decode)
  * Every compiled level the CPU supports must agree with the scalar kernel
  * (status, bounds, ncp, class) on random mutations of valid UTF-8 of many
  * lengths, and its transcoders must produce the scalar's code units.
