@@ -170,6 +170,16 @@ u8p_body_encode(const u8p_str *v, u8p_errors eh, uint8_t *dst)
     return (Py_ssize_t)(d - dst);
 }
 
+int
+u8p_body_encode_counted(const u8p_str *v, u8p_errors eh, uint8_t *dst, Py_ssize_t expected)
+{
+    if (u8p_body_encode(v, eh, dst) != expected) {
+        PyErr_SetString(PyExc_SystemError, "utf8pfx: length and encoding kernels disagree");
+        return -1;
+    }
+    return 0;
+}
+
 PyObject *
 u8p_body_via_codec(const u8p_str *v, PyObject *errors)
 {

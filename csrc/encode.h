@@ -75,6 +75,13 @@ Py_ssize_t u8p_body_length(const u8p_str *v, u8p_errors eh);
  */
 Py_ssize_t u8p_body_encode(const u8p_str *v, u8p_errors eh, uint8_t *dst);
 
+/*
+ * Encodes a body whose length u8p_body_length gave as `expected` (so no
+ * error can arise); returns 0, or -1 with SystemError if the kernels'
+ * length and encoding disagree (a bug, reported rather than written).
+ */
+int u8p_body_encode_counted(const u8p_str *v, u8p_errors eh, uint8_t *dst, Py_ssize_t expected);
+
 /* The body through CPython's codec: a new bytes object, NULL on error. */
 PyObject *u8p_body_via_codec(const u8p_str *v, PyObject *errors);
 

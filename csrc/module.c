@@ -87,6 +87,20 @@ u8p_parse_arg_errors(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
     return 0;
 }
 
+/* vint(n) + body as a new bytes object. */
+static PyObject *
+prefixed_bytes(const void *body, Py_ssize_t n)
+{
+    Py_ssize_t pw = (Py_ssize_t)u8p_vint_size((uint64_t)n);
+    PyObject *out = PyBytes_FromStringAndSize(NULL, pw + n);
+    if (out != NULL) {
+        u8p_vint_write((uint8_t *)PyBytes_AS_STRING(out), (uint64_t)n);
+        if (n)
+            memcpy(PyBytes_AS_STRING(out) + pw, body, (size_t)n);
+    }
+    return out;
+}
+
 /* One prefixed string as a new bytes object, sized exactly. */
 static PyObject *
 mod_encode(PyObject *module, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
@@ -107,15 +121,8 @@ mod_encode(PyObject *module, PyObject *const *args, Py_ssize_t nargs, PyObject *
     if (v.n <= (Py_ssize_t)sizeof tmp / 4 &&
         v.n * u8p_max_bytes_per_cp(&v) <= (Py_ssize_t)sizeof tmp) {
         body = u8p_body_encode(&v, eh, tmp);
-        if (body >= 0) {
-            pw = (Py_ssize_t)u8p_vint_size((uint64_t)body);
-            out = PyBytes_FromStringAndSize(NULL, pw + body);
-            if (out == NULL)
-                return NULL;
-            u8p_vint_write((uint8_t *)PyBytes_AS_STRING(out), (uint64_t)body);
-            memcpy(PyBytes_AS_STRING(out) + pw, tmp, (size_t)body);
-            return out;
-        }
+        if (body >= 0)
+            return prefixed_bytes(tmp, body);
     }
     else {
         body = u8p_body_length(&v, eh);
@@ -125,10 +132,9 @@ mod_encode(PyObject *module, PyObject *const *args, Py_ssize_t nargs, PyObject *
             if (out == NULL)
                 return NULL;
             u8p_vint_write((uint8_t *)PyBytes_AS_STRING(out), (uint64_t)body);
-            if (u8p_body_encode(&v, eh, (uint8_t *)PyBytes_AS_STRING(out) + pw) != body) {
+            if (u8p_body_encode_counted(&v, eh, (uint8_t *)PyBytes_AS_STRING(out) + pw,
+                                        body) < 0) {
                 Py_DECREF(out);
-                PyErr_SetString(PyExc_SystemError,
-                                "utf8pfx: length and encoding kernels disagree");
                 return NULL;
             }
             return out;
@@ -139,13 +145,7 @@ mod_encode(PyObject *module, PyObject *const *args, Py_ssize_t nargs, PyObject *
     b = u8p_body_via_codec(&v, errors);
     if (b == NULL)
         return NULL;
-    body = PyBytes_GET_SIZE(b);
-    pw = (Py_ssize_t)u8p_vint_size((uint64_t)body);
-    out = PyBytes_FromStringAndSize(NULL, pw + body);
-    if (out != NULL) {
-        u8p_vint_write((uint8_t *)PyBytes_AS_STRING(out), (uint64_t)body);
-        memcpy(PyBytes_AS_STRING(out) + pw, PyBytes_AS_STRING(b), (size_t)body);
-    }
+    out = prefixed_bytes(PyBytes_AS_STRING(b), PyBytes_GET_SIZE(b));
     Py_DECREF(b);
     return out;
 }

@@ -95,7 +95,8 @@ writer_grow(WriterObject *w, Py_ssize_t extra)
     return 0;
 }
 
-/* Appends `vint(len(body)) + body` for a body that CPython's codec made. */
+/* Appends `vint(len(body)) + body` for a body already in memory (ASCII
+ * storage, or what CPython's codec made). */
 static Py_ssize_t
 writer_put_prefixed_bytes(WriterObject *w, const void *p, Py_ssize_t n)
 {
@@ -148,15 +149,7 @@ writer_put_str(WriterObject *w, PyObject *obj, const char *what)
             w->len += v.n + 1;
             return v.n + 1;
         }
-        pw = (Py_ssize_t)u8p_vint_size((uint64_t)v.n);
-        if (writer_reserve(w, pw + v.n) < 0)
-            return -1;
-        dst = w->buf + w->len;
-        dst += u8p_vint_write(dst, (uint64_t)v.n);
-        if (v.n)
-            memcpy(dst, v.data, (size_t)v.n);
-        w->len += pw + v.n;
-        return pw + v.n;
+        return writer_put_prefixed_bytes(w, v.data, v.n);
     }
 
     maxb = u8p_max_bytes_per_cp(&v);
@@ -177,7 +170,7 @@ writer_put_str(WriterObject *w, PyObject *obj, const char *what)
             bw = (Py_ssize_t)u8p_vint_size((uint64_t)body);
             if (bw != pw) /* only "ignore" can shrink the body below n */
                 memmove(dst + bw, dst + pw, (size_t)body);
-            u8p_vint_write_fixed(dst, (uint64_t)body, (size_t)bw);
+            u8p_vint_write(dst, (uint64_t)body);
             w->len += bw + body;
             return bw + body;
         }
@@ -193,11 +186,8 @@ writer_put_str(WriterObject *w, PyObject *obj, const char *what)
         return -1;
     dst = w->buf + w->len;
     dst += u8p_vint_write(dst, (uint64_t)body);
-    if (u8p_body_encode(&v, w->eh, dst) != body) {
-        /* the length and encoding passes disagree: a kernel bug */
-        PyErr_SetString(PyExc_SystemError, "utf8pfx: length and encoding kernels disagree");
+    if (u8p_body_encode_counted(&v, w->eh, dst, body) < 0)
         return -1;
-    }
     w->len += pw + body;
     return pw + body;
 }

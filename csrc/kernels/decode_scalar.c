@@ -157,48 +157,28 @@ scalar_to_ucs1(const uint8_t *s, size_t n, uint8_t *d)
     return k;
 }
 
-#define DECODE_ONE(T)                                                         \
-    do {                                                                      \
-        size_t len_;                                                          \
-        d[k++] = (T)u8p_decode_one(s + i, &len_);                             \
-        i += len_;                                                            \
-    } while (0)
-
-static size_t
-scalar_to_ucs2(const uint8_t *s, size_t n, uint16_t *d)
-{
-    size_t i = 0, k = 0;
-    while (i < n) {
-        if (i + 8 <= n && !(load64(s + i) & HI8)) {
-            size_t j;
-            for (j = 0; j < 8; j++)
-                d[k + j] = s[i + j];
-            i += 8;
-            k += 8;
-            continue;
-        }
-        DECODE_ONE(uint16_t);
+/* Validated UTF-8 into 16- or 32-bit code units: ASCII runs 8 bytes a
+ * step, everything else one sequence at a time.  One body, two widths. */
+#define DEFINE_SCALAR_TO(name, T)                                             \
+    static size_t name(const uint8_t *s, size_t n, T *d)                      \
+    {                                                                         \
+        size_t i = 0, k = 0, len_, j;                                         \
+        while (i < n) {                                                       \
+            if (i + 8 <= n && !(load64(s + i) & HI8)) {                       \
+                for (j = 0; j < 8; j++)                                       \
+                    d[k + j] = s[i + j];                                      \
+                i += 8;                                                       \
+                k += 8;                                                       \
+                continue;                                                     \
+            }                                                                 \
+            d[k++] = (T)u8p_decode_one(s + i, &len_);                         \
+            i += len_;                                                        \
+        }                                                                     \
+        return k;                                                             \
     }
-    return k;
-}
 
-static size_t
-scalar_to_ucs4(const uint8_t *s, size_t n, uint32_t *d)
-{
-    size_t i = 0, k = 0;
-    while (i < n) {
-        if (i + 8 <= n && !(load64(s + i) & HI8)) {
-            size_t j;
-            for (j = 0; j < 8; j++)
-                d[k + j] = s[i + j];
-            i += 8;
-            k += 8;
-            continue;
-        }
-        DECODE_ONE(uint32_t);
-    }
-    return k;
-}
+DEFINE_SCALAR_TO(scalar_to_ucs2, uint16_t)
+DEFINE_SCALAR_TO(scalar_to_ucs4, uint32_t)
 
 const u8p_dec_kernels u8p_dec_kernels_scalar = {
     "scalar",

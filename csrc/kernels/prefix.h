@@ -40,22 +40,6 @@ u8p_vint_write(uint8_t *dst, uint64_t n)
 }
 
 /*
- * Writes n as a VInt of exactly `width` bytes (width >= u8p_vint_size(n)).
- * Used to backfill a reserved prefix; callers only pass the minimal width,
- * so the output stays canonical.
- */
-static inline void
-u8p_vint_write_fixed(uint8_t *dst, uint64_t n, size_t width)
-{
-    size_t i;
-    for (i = 0; i + 1 < width; i++) {
-        dst[i] = (uint8_t)(n | 0x80);
-        n >>= 7;
-    }
-    dst[i] = (uint8_t)n;
-}
-
-/*
  * Reads a VInt from [src, src+avail).  Returns the bytes consumed (1..10)
  * and stores the value, or returns 0 if the data ends inside the VInt,
  * -1 if it runs past 10 bytes or exceeds 2**64 - 1.  Non-minimal forms
