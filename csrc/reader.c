@@ -37,31 +37,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "utf8pfx.h"
-#include "kernels/decode.h"
-
-static const u8p_dec_kernels *u8p_D = &u8p_dec_kernels_scalar;
-
-typedef struct {
-    PyObject_HEAD
-    Py_buffer view; /* valid iff is_open */
-    const uint8_t *data;
-    Py_ssize_t len;
-    Py_ssize_t pos;
-    int is_open;
-    int strict_vint;
-    int busy; /* reads in progress (re-entrancy guard for close) */
-    u8p_errors eh;
-    PyObject *errors; /* handler name (str) */
-} ReaderObject;
-
-typedef struct {
-    const uint8_t *data;
-    Py_ssize_t len;
-    u8p_errors eh;
-    PyObject *errors; /* may be NULL for strict */
-    int strict_vint;
-} rd_ctx;
+#include "reader.h"
 
 /* ---------------------------------------------------------------- errors */
 
@@ -890,39 +866,6 @@ mod_decode_all(PyObject *module, PyObject *const *args, Py_ssize_t nargs, PyObje
     return mod_decode_common(args, nargs, kwnames, 1);
 }
 
-static PyObject *
-mod_decode_isa(PyObject *module, PyObject *Py_UNUSED(ignored))
-{
-    (void)module;
-    return PyUnicode_FromString(u8p_D->name);
-}
-
-static const char *
-dec_level_name(u8p_isa level)
-{
-    const u8p_dec_kernels *k = u8p_dec_kernels_for_level(level);
-    return k ? k->name : NULL;
-}
-
-static PyObject *
-mod_decode_isa_levels(PyObject *module, PyObject *Py_UNUSED(ignored))
-{
-    (void)module;
-    return u8p_level_list(dec_level_name);
-}
-
-static PyObject *
-mod_set_decode_isa(PyObject *module, PyObject *arg)
-{
-    const char *prev = u8p_D->name;
-    int lvl = u8p_level_arg(arg, dec_level_name, "_set_decode_isa");
-    (void)module;
-    if (lvl < 0)
-        return NULL;
-    u8p_D = u8p_dec_kernels_for_level((u8p_isa)lvl);
-    return PyUnicode_FromString(prev);
-}
-
 static PyMethodDef reader_functions[] = {
     {"decode", (PyCFunction)(void (*)(void))mod_decode, METH_FASTCALL | METH_KEYWORDS,
      "decode(data, /, errors='strict')\n--\n\n"
@@ -931,24 +874,13 @@ static PyMethodDef reader_functions[] = {
     {"decode_all", (PyCFunction)(void (*)(void))mod_decode_all, METH_FASTCALL | METH_KEYWORDS,
      "decode_all(data, /, errors='strict')\n--\n\n"
      "Every VInt-prefixed UTF-8 string in a bytes-like object, as a list."},
-    {"_decode_isa", (PyCFunction)mod_decode_isa, METH_NOARGS,
-     "_decode_isa()\n--\n\nThe decode kernel level in use (testing)."},
-    {"_decode_isa_levels", (PyCFunction)mod_decode_isa_levels, METH_NOARGS,
-     "_decode_isa_levels()\n--\n\nDecode kernel levels this CPU and build support (testing)."},
-    {"_set_decode_isa", (PyCFunction)mod_set_decode_isa, METH_O,
-     "_set_decode_isa(name, /)\n--\n\nSwitch decode kernels; returns the previous level "
-     "(testing)."},
     {NULL, NULL, 0, NULL},
 };
 
 int
 u8p_reader_exec(PyObject *module, u8p_state *st)
 {
-    PyObject *t;
-    const u8p_dec_kernels *k = u8p_select_dec_kernels(getenv("UTF8PFX_ISA"));
-    u8p_D = k ? k : &u8p_dec_kernels_scalar;
-
-    t = PyType_FromModuleAndSpec(module, &Reader_spec, NULL);
+    PyObject *t = PyType_FromModuleAndSpec(module, &Reader_spec, NULL);
     if (t == NULL)
         return -1;
     st->reader_type = (PyTypeObject *)t;

@@ -20,6 +20,7 @@ u8p_newref(PyObject *o)
 
 #include "kernels/kernels.h"
 #include "kernels/prefix.h"
+#include "kernels/decode.h"
 
 /* Per-module state (multi-phase init; heap types live here). */
 typedef struct {
@@ -27,8 +28,10 @@ typedef struct {
     PyTypeObject *reader_type;
 } u8p_state;
 
-/* The kernel table in use: chosen once at import (UTF8PFX_ISA caps it). */
+/* The kernel tables in use: chosen once at import (UTF8PFX_ISA caps them),
+ * switchable by the testing hooks (isa.c). */
 extern const u8p_kernels *u8p_K;
+extern const u8p_dec_kernels *u8p_D;
 
 /* Error handlers the glue implements in C; anything else is U8P_ERR_OTHER
  * and goes through CPython's codec machinery. */
@@ -42,6 +45,16 @@ typedef enum {
     U8P_ERR_OTHER
 } u8p_errors;
 
+/* Each part of the module registers its types and functions here. */
+int u8p_isa_exec(PyObject *module);
+int u8p_functions_exec(PyObject *module);
+int u8p_writer_exec(PyObject *module, u8p_state *st);
+int u8p_reader_exec(PyObject *module, u8p_state *st);
+
+u8p_state *u8p_get_state(PyObject *module);
+
+/* ---- args.c: argument parsing shared by the glue ---- */
+
 /*
  * Parses an `errors` argument (a str, or NULL for "strict").  Known names map
  * to their enum; another name must be a registered handler, else LookupError
@@ -54,12 +67,6 @@ int u8p_parse_errors(PyObject *obj, u8p_errors *out, const char *fname);
  * *errors is NULL when not given.  TypeError naming `fname` otherwise. */
 int u8p_parse_arg_errors(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
                          const char *fname, PyObject **arg, PyObject **errors);
-
-/* Each part of the module registers its types and functions here. */
-int u8p_writer_exec(PyObject *module, u8p_state *st);
-int u8p_reader_exec(PyObject *module, u8p_state *st);
-
-u8p_state *u8p_get_state(PyObject *module);
 
 /* Testing hooks over kernel levels: name_of(level) is the name of the
  * table compiled and supported for that level, or NULL. */

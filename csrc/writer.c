@@ -22,48 +22,13 @@
  *                batch or exposing bytes a rollback would take back.
  * The GIL guards all of it: no method releases it.
  */
-#include "encode.h"
-
-typedef struct {
-    PyObject_HEAD
-    uint8_t *buf;
-    Py_ssize_t len;
-    Py_ssize_t cap;
-    Py_ssize_t exports;
-    int busy;
-    u8p_errors eh;
-    PyObject *errors; /* the handler name (str) */
-} WriterObject;
+#include "writer.h"
 
 static uint8_t empty_byte;
 
-/* Refuses a change to the writer from code that write_strings calls. */
-static int
-writer_check_idle(WriterObject *w)
-{
-    if (w->busy) {
-        PyErr_SetString(PyExc_RuntimeError,
-                        "BufferWriter is in the middle of write_strings(): it cannot be "
-                        "changed from the iterator or error handler that call runs");
-        return -1;
-    }
-    return 0;
-}
-
-static int writer_grow(WriterObject *w, Py_ssize_t extra);
-
-/* Ensures room for `extra` more bytes after len. */
-static inline int
-writer_reserve(WriterObject *w, Py_ssize_t extra)
-{
-    if (extra <= w->cap - w->len)
-        return 0;
-    return writer_grow(w, extra);
-}
-
 /* Grows so that `extra` more bytes fit after len.  Growth is geometric. */
-static int
-writer_grow(WriterObject *w, Py_ssize_t extra)
+int
+u8p_writer_grow(WriterObject *w, Py_ssize_t extra)
 {
     Py_ssize_t need, newcap;
     uint8_t *nb;
@@ -101,7 +66,7 @@ static Py_ssize_t
 writer_put_prefixed_bytes(WriterObject *w, const void *p, Py_ssize_t n)
 {
     Py_ssize_t pw = (Py_ssize_t)u8p_vint_size((uint64_t)n);
-    if (writer_reserve(w, pw + n) < 0)
+    if (u8p_writer_reserve(w, pw + n) < 0)
         return -1;
     u8p_vint_write(w->buf + w->len, (uint64_t)n);
     if (n)
@@ -182,7 +147,7 @@ writer_put_str(WriterObject *w, PyObject *obj, const char *what)
     if (body < 0)
         return -1;
     pw = (Py_ssize_t)u8p_vint_size((uint64_t)body);
-    if (writer_reserve(w, pw + body) < 0)
+    if (u8p_writer_reserve(w, pw + body) < 0)
         return -1;
     dst = w->buf + w->len;
     dst += u8p_vint_write(dst, (uint64_t)body);
@@ -198,7 +163,7 @@ static PyObject *
 Writer_write_string(WriterObject *self, PyObject *s)
 {
     Py_ssize_t r;
-    if (writer_check_idle(self) < 0)
+    if (u8p_writer_check_idle(self) < 0)
         return NULL;
     r = writer_put_str(self, s, "write_string() argument");
     return r < 0 ? NULL : PyLong_FromSsize_t(r);
@@ -244,7 +209,7 @@ writer_presize(WriterObject *w, PyObject *seq)
     /* Grow now only if the batch cannot fit as it is (short of "ignore"
      * dropping surrogates): then grow once, for the worst case.  A writer
      * with room for the batch is left alone. */
-    if (least > w->cap - w->len && writer_reserve(w, worst) < 0)
+    if (least > w->cap - w->len && u8p_writer_reserve(w, worst) < 0)
         PyErr_Clear(); /* the writes below report any real failure */
 }
 
@@ -254,7 +219,7 @@ Writer_write_strings(WriterObject *self, PyObject *items)
     Py_ssize_t start = self->len, idx = 0;
     char what[64];
 
-    if (writer_check_idle(self) < 0)
+    if (u8p_writer_check_idle(self) < 0)
         return NULL;
     self->busy = 1;
 
@@ -306,68 +271,14 @@ fail:
     return NULL;
 }
 
-/* Converts an int-like to uint64: ValueError below 0, OverflowError >= 2**64. */
-static int
-to_u64(PyObject *obj, uint64_t *out, const char *fname)
-{
-    PyObject *idx;
-    int overflow = 0;
-    long long sv;
-    unsigned long long uv;
-
-    idx = PyNumber_Index(obj);
-    if (idx == NULL) {
-        if (PyErr_ExceptionMatches(PyExc_TypeError)) {
-            PyErr_Clear();
-            PyErr_Format(PyExc_TypeError, "%s() argument must be int, not %.200s", fname,
-                         Py_TYPE(obj)->tp_name);
-        }
-        return -1;
-    }
-    sv = PyLong_AsLongLongAndOverflow(idx, &overflow);
-    if (sv == -1 && PyErr_Occurred()) {
-        Py_DECREF(idx);
-        return -1;
-    }
-    if (overflow < 0 || (overflow == 0 && sv < 0)) {
-        PyErr_Format(PyExc_ValueError, "%s() argument must be >= 0, got %R", fname, idx);
-        Py_DECREF(idx);
-        return -1;
-    }
-    if (overflow == 0) {
-        Py_DECREF(idx);
-        *out = (uint64_t)sv;
-        return 0;
-    }
-    uv = PyLong_AsUnsignedLongLong(idx);
-    if (uv == (unsigned long long)-1 && PyErr_Occurred()) {
-        if (PyErr_ExceptionMatches(PyExc_OverflowError)) {
-            PyErr_Clear();
-            PyErr_Format(PyExc_OverflowError, "%s() argument must be < 2**64, got %R", fname,
-                         idx);
-        }
-        Py_DECREF(idx);
-        return -1;
-    }
-    Py_DECREF(idx);
-    *out = (uint64_t)uv;
-    return 0;
-}
-
-int
-u8p_parse_u64(PyObject *obj, uint64_t *out, const char *fname)
-{
-    return to_u64(obj, out, fname);
-}
-
 static PyObject *
 Writer_write_vint(WriterObject *self, PyObject *arg)
 {
     uint64_t n;
     Py_ssize_t k;
-    if (to_u64(arg, &n, "write_vint") < 0 || writer_check_idle(self) < 0)
+    if (u8p_parse_u64(arg, &n, "write_vint") < 0 || u8p_writer_check_idle(self) < 0)
         return NULL;
-    if (writer_reserve(self, (Py_ssize_t)u8p_vint_size(n)) < 0)
+    if (u8p_writer_reserve(self, (Py_ssize_t)u8p_vint_size(n)) < 0)
         return NULL;
     k = (Py_ssize_t)u8p_vint_write(self->buf + self->len, n);
     self->len += k;
@@ -383,12 +294,12 @@ writer_put_buffer(WriterObject *self, PyObject *arg, int prefixed)
     Py_buffer view;
     Py_ssize_t r, pw = 0, n;
 
-    if (writer_check_idle(self) < 0)
+    if (u8p_writer_check_idle(self) < 0)
         return NULL;
     if ((PyObject *)self == arg) {
         n = self->len;
         pw = prefixed ? (Py_ssize_t)u8p_vint_size((uint64_t)n) : 0;
-        if (writer_reserve(self, pw + n) < 0)
+        if (u8p_writer_reserve(self, pw + n) < 0)
             return NULL;
         if (prefixed)
             u8p_vint_write(self->buf + self->len, (uint64_t)n);
@@ -415,7 +326,7 @@ writer_put_buffer(WriterObject *self, PyObject *arg, int prefixed)
     if (prefixed) {
         r = writer_put_prefixed_bytes(self, view.buf, view.len);
     }
-    else if (writer_reserve(self, view.len) < 0) {
+    else if (u8p_writer_reserve(self, view.len) < 0) {
         r = -1;
     }
     else {
@@ -450,7 +361,7 @@ Writer_getvalue(WriterObject *self, PyObject *Py_UNUSED(ignored))
 static PyObject *
 Writer_clear(WriterObject *self, PyObject *Py_UNUSED(ignored))
 {
-    if (writer_check_idle(self) < 0)
+    if (u8p_writer_check_idle(self) < 0)
         return NULL;
     if (self->exports > 0) {
         PyErr_Format(PyExc_BufferError,
@@ -472,9 +383,9 @@ Writer_reserve(WriterObject *self, PyObject *arg)
         PyErr_Format(PyExc_ValueError, "reserve() argument must be >= 0, got %zd", n);
         return NULL;
     }
-    if (writer_check_idle(self) < 0)
+    if (u8p_writer_check_idle(self) < 0)
         return NULL;
-    if (writer_reserve(self, n) < 0)
+    if (u8p_writer_reserve(self, n) < 0)
         return NULL;
     Py_RETURN_NONE;
 }

@@ -1,0 +1,123 @@
+/*
+ * Module-level encoding functions: encode(), utf8_length(), vint_size().
+ * (decode() and decode_all() live beside BufferReader in reader.c.)
+ */
+#include "encode.h"
+
+/* vint(n) + body as a new bytes object. */
+static PyObject *
+prefixed_bytes(const void *body, Py_ssize_t n)
+{
+    Py_ssize_t pw = (Py_ssize_t)u8p_vint_size((uint64_t)n);
+    PyObject *out = PyBytes_FromStringAndSize(NULL, pw + n);
+    if (out != NULL) {
+        u8p_vint_write((uint8_t *)PyBytes_AS_STRING(out), (uint64_t)n);
+        if (n)
+            memcpy(PyBytes_AS_STRING(out) + pw, body, (size_t)n);
+    }
+    return out;
+}
+
+/* One prefixed string as a new bytes object, sized exactly. */
+static PyObject *
+mod_encode(PyObject *module, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    PyObject *s, *errors, *out, *b;
+    u8p_errors eh;
+    u8p_str v;
+    Py_ssize_t body, pw;
+    uint8_t tmp[512];
+    (void)module;
+
+    if (u8p_parse_arg_errors(args, nargs, kwnames, "encode", &s, &errors) < 0 ||
+        u8p_parse_errors(errors, &eh, "encode()") < 0 ||
+        u8p_str_view(s, &v, "encode() argument") < 0)
+        return NULL;
+
+    /* short strings: one pass into the stack, then one exact copy */
+    if (v.n <= (Py_ssize_t)sizeof tmp / 4 &&
+        v.n * u8p_max_bytes_per_cp(&v) <= (Py_ssize_t)sizeof tmp) {
+        body = u8p_body_encode(&v, eh, tmp);
+        if (body >= 0)
+            return prefixed_bytes(tmp, body);
+    }
+    else {
+        body = u8p_body_length(&v, eh);
+        if (body >= 0) {
+            pw = (Py_ssize_t)u8p_vint_size((uint64_t)body);
+            out = PyBytes_FromStringAndSize(NULL, pw + body);
+            if (out == NULL)
+                return NULL;
+            u8p_vint_write((uint8_t *)PyBytes_AS_STRING(out), (uint64_t)body);
+            if (u8p_body_encode_counted(&v, eh, (uint8_t *)PyBytes_AS_STRING(out) + pw,
+                                        body) < 0) {
+                Py_DECREF(out);
+                return NULL;
+            }
+            return out;
+        }
+    }
+    if (body != U8P_NEED_CODEC)
+        return NULL;
+    b = u8p_body_via_codec(&v, errors);
+    if (b == NULL)
+        return NULL;
+    out = prefixed_bytes(PyBytes_AS_STRING(b), PyBytes_GET_SIZE(b));
+    Py_DECREF(b);
+    return out;
+}
+
+static PyObject *
+mod_utf8_length(PyObject *module, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    PyObject *s, *errors, *b;
+    u8p_errors eh;
+    u8p_str v;
+    Py_ssize_t body;
+    (void)module;
+
+    if (u8p_parse_arg_errors(args, nargs, kwnames, "utf8_length", &s, &errors) < 0 ||
+        u8p_parse_errors(errors, &eh, "utf8_length()") < 0 ||
+        u8p_str_view(s, &v, "utf8_length() argument") < 0)
+        return NULL;
+    body = u8p_body_length(&v, eh);
+    if (body >= 0)
+        return PyLong_FromSsize_t(body);
+    if (body != U8P_NEED_CODEC)
+        return NULL;
+    b = u8p_body_via_codec(&v, errors);
+    if (b == NULL)
+        return NULL;
+    body = PyBytes_GET_SIZE(b);
+    Py_DECREF(b);
+    return PyLong_FromSsize_t(body);
+}
+
+static PyObject *
+mod_vint_size(PyObject *module, PyObject *arg)
+{
+    uint64_t n;
+    (void)module;
+    if (u8p_parse_u64(arg, &n, "vint_size") < 0)
+        return NULL;
+    return PyLong_FromSize_t(u8p_vint_size(n));
+}
+
+static PyMethodDef encode_functions[] = {
+    {"encode", (PyCFunction)(void (*)(void))mod_encode, METH_FASTCALL | METH_KEYWORDS,
+     "encode(s, /, errors='strict')\n--\n\n"
+     "vint(len(e)) + e, e = s.encode('utf-8', errors), as bytes."},
+    {"utf8_length", (PyCFunction)(void (*)(void))mod_utf8_length,
+     METH_FASTCALL | METH_KEYWORDS,
+     "utf8_length(s, /, errors='strict')\n--\n\n"
+     "len(s.encode('utf-8', errors)), computed without encoding."},
+    {"vint_size", (PyCFunction)mod_vint_size, METH_O,
+     "vint_size(n, /)\n--\n\nBytes in the unsigned LEB128 VInt of n (0 <= n < 2**64)."},
+    {NULL, NULL, 0, NULL},
+};
+
+int
+u8p_functions_exec(PyObject *module)
+{
+    return PyModule_AddFunctions(module, encode_functions);
+}
