@@ -302,7 +302,7 @@ def boundary_examples(prefix: str = "varint", encoding: str = "utf-8") -> List[s
 def _run(prop: Callable[..., None], strategy: Any, settings: Optional[Any],
          examples: Sequence[str] = ()) -> None:
     test = given(strategy)(prop)
-    for x in examples:
+    for x in reversed(examples):  # Hypothesis runs the outermost first
         test = example(x)(test)
     if settings is not None:
         test = settings(test)
