@@ -243,6 +243,8 @@ def mutf8_decode(b: BytesLike, errors: str = "strict") -> str:
         end, reason = err
         exc = UnicodeDecodeError("mutf-8", b, i, end, reason)
         rep, pos = codecs.lookup_error(errors)(exc)
+        if not isinstance(rep, str):
+            raise TypeError("decoding error handler must return (str, int) tuple")
         out.append(rep)
         i = pos + n if pos < 0 else pos
     return "".join(out)

@@ -82,7 +82,8 @@ _FORCING = {
     "latin1": st.characters(min_codepoint=0x80, max_codepoint=0xFF),
     "ucs2": st.one_of(
         st.characters(min_codepoint=0x100, max_codepoint=0x7FF),  # 2-byte UTF-8
-        st.characters(min_codepoint=0x800, max_codepoint=0xFFFF, blacklist_categories=("Cs",)),
+        st.characters(min_codepoint=0x800, max_codepoint=0xD7FF),
+        st.characters(min_codepoint=0xE000, max_codepoint=0xFFFF),
     ),
     "ucs4": st.characters(min_codepoint=0x10000, max_codepoint=0x10FFFF),
 }
