@@ -113,14 +113,22 @@ u8p_mutf8_differs(const u8p_str *v)
     Py_ssize_t i;
     if (v->kind == PyUnicode_4BYTE_KIND)
         return 1;
-    if (v->kind == PyUnicode_1BYTE_KIND)
-        return v->n > 0 && memchr(v->data, 0, (size_t)v->n) != NULL;
+    if (v->kind == PyUnicode_1BYTE_KIND) {
+        if (v->n < 32) { /* short: no call */
+            const uint8_t *p = (const uint8_t *)v->data;
+            unsigned zero = 0;
+            for (i = 0; i < v->n; i++)
+                zero |= (p[i] == 0);
+            return zero != 0;
+        }
+        return memchr(v->data, 0, (size_t)v->n) != NULL;
+    }
     {
         const uint16_t *p = (const uint16_t *)v->data;
-        uint16_t m = 0xFFFF;
-        for (i = 0; i < v->n; i++) /* a min-reduction: vectorises */
-            m = p[i] < m ? p[i] : m;
-        return m == 0;
+        unsigned zero = 0;
+        for (i = 0; i < v->n; i++) /* an OR-reduction of compares: vectorises (SSE2) */
+            zero |= (p[i] == 0);
+        return zero != 0;
     }
 }
 

@@ -171,7 +171,12 @@ u8p_writer_put_str(WriterObject *w, PyObject *obj, const char *what)
                 return v.n + 1;
             }
             if (v.n < 0x3F && v.n + 4 <= w->cap - w->len) { /* any preset: <= 4 bytes */
-                pw = (Py_ssize_t)u8p_prefix_write(pf, dst, (uint64_t)v.n);
+                if (u8p_prefix_fixed(pf) == 0) { /* zigzag, varint+1: one byte */
+                    dst[0] = (uint8_t)u8p_prefix_wire(pf, (uint64_t)v.n);
+                    pw = 1;
+                }
+                else
+                    pw = (Py_ssize_t)u8p_prefix_write(pf, dst, (uint64_t)v.n);
                 memcpy(dst + pw, v.data, (size_t)v.n);
                 w->len += pw + v.n;
                 return pw + v.n;
@@ -186,9 +191,14 @@ u8p_writer_put_str(WriterObject *w, PyObject *obj, const char *what)
         pw = (Py_ssize_t)u8p_prefix_size(pf, (uint64_t)v.n);
         /* One pass only when the worst case fits as it is: a writer never
          * grows for bytes it may not need (counting is cheap; growth is
-         * geometric, so the room is there for most strings). */
-        if (pw + worst <= w->cap - w->len && (uint64_t)worst <= u8p_prefix_max(pf) &&
-            pw == (Py_ssize_t)u8p_prefix_size(pf, (uint64_t)worst)) {
+         * geometric, so the room is there for most strings).  The body is
+         * encoded behind the prefix width of the fewest bytes it can take;
+         * when the prefix width of the worst case is larger (a long string
+         * near a width boundary), a body that does cross it is moved up by
+         * the difference afterwards, which costs less than counting every
+         * such string first. */
+        if ((uint64_t)worst <= u8p_prefix_max(pf) &&
+            (Py_ssize_t)u8p_prefix_size(pf, (uint64_t)worst) + worst <= w->cap - w->len) {
             Py_ssize_t bw;
             dst = w->buf + w->len;
             body = u8p_body_encode(&v, w->eh, dst + pw);
@@ -197,7 +207,7 @@ u8p_writer_put_str(WriterObject *w, PyObject *obj, const char *what)
             if (body < 0)
                 return -1;
             bw = (Py_ssize_t)u8p_prefix_size(pf, (uint64_t)body);
-            if (bw != pw) /* only "ignore" can shrink the body below n */
+            if (bw != pw) /* crossed a width boundary, or "ignore" shrank it */
                 memmove(dst + bw, dst + pw, (size_t)body);
             u8p_prefix_write(pf, dst, (uint64_t)body);
             w->len += bw + body;
