@@ -284,11 +284,21 @@ u8p_encoding_name(u8p_encoding e)
     return PyUnicode_FromString(e == U8P_ENC_MUTF8 ? "mutf-8" : "utf-8");
 }
 
+/* The UTF-8 kernels then u8p_mutf8_widen, for every handler but
+ * surrogateescape (its raw bytes would read as UTF-8 leads when widening). */
+#define MUTF8_VIA_KERNELS(eh) ((eh) != U8P_ERR_SURROGATEESCAPE)
+
 Py_ssize_t
 u8p_mbody_length(const u8p_str *v, u8p_errors eh)
 {
-    size_t nsurr = 0;
-    size_t len = u8p_mutf8_length(v->data, v->kind, (size_t)v->n, &nsurr);
+    size_t nsurr = 0, len;
+    if (MUTF8_VIA_KERNELS(eh)) {
+        Py_ssize_t r = u8p_body_length(v, eh);
+        if (r < 0)
+            return r;
+        return r + (Py_ssize_t)u8p_mutf8_extra(v->data, v->kind, (size_t)v->n);
+    }
+    len = u8p_mutf8_length(v->data, v->kind, (size_t)v->n, &nsurr);
     if (nsurr == 0)
         return (Py_ssize_t)len;
     return adjust_for_surrogates(v, eh, len, nsurr);
@@ -300,6 +310,16 @@ u8p_mbody_encode(const u8p_str *v, u8p_errors eh, uint8_t *dst)
     uint8_t *d = dst;
     size_t i = 0, n = (size_t)v->n;
     const uint8_t *base = (const uint8_t *)v->data;
+
+    if (MUTF8_VIA_KERNELS(eh)) {
+        Py_ssize_t r = u8p_body_encode(v, eh, dst);
+        size_t extra;
+        if (r < 0)
+            return r;
+        extra = u8p_mutf8_extra(v->data, v->kind, n);
+        u8p_mutf8_widen(dst, (size_t)r, (size_t)r + extra);
+        return r + (Py_ssize_t)extra;
+    }
 
     for (;;) {
         size_t done = 0;

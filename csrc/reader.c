@@ -267,6 +267,33 @@ u8p_rd_record(const rd_ctx *c, Py_ssize_t *pos, Py_ssize_t *payload, Py_ssize_t 
 
 /* ------------------------------------------------------- payload -> str */
 
+/* A str from n bytes that the scan accepted with result *r. */
+static PyObject *
+str_from_scanned(const uint8_t *p, Py_ssize_t n, const u8p_scan_result *r)
+{
+    PyObject *s;
+    if (r->ncp == 1 && r->maxchar == 0xFF) /* C2/C3 xx: a Latin-1 singleton */
+        return PyUnicode_FromOrdinal(((p[0] & 0x1Fu) << 6) | (p[1] & 0x3Fu));
+    s = PyUnicode_New((Py_ssize_t)r->ncp, (Py_UCS4)r->maxchar);
+    if (s == NULL)
+        return NULL;
+    switch (r->maxchar) {
+    case 0x7F:
+        memcpy(PyUnicode_1BYTE_DATA(s), p, (size_t)n);
+        break;
+    case 0xFF:
+        u8p_D->to_ucs1(p, (size_t)n, PyUnicode_1BYTE_DATA(s));
+        break;
+    case 0xFFFF:
+        u8p_D->to_ucs2(p, (size_t)n, PyUnicode_2BYTE_DATA(s));
+        break;
+    default:
+        u8p_D->to_ucs4(p, (size_t)n, PyUnicode_4BYTE_DATA(s));
+        break;
+    }
+    return s;
+}
+
 /*
  * MUTF-8 payloads the UTF-8 scan does not take as they are (C0 80, surrogate
  * forms, or a 4-byte sequence to reject): decoded by the MUTF-8 routine into
@@ -284,6 +311,19 @@ decode_payload_mutf8(const rd_ctx *c, Py_ssize_t off, Py_ssize_t n)
 
     if (buf == NULL)
         return PyErr_NoMemory();
+    {
+        /* the fast road: narrow to UTF-8 (C0 80 -> 00, surrogate pairs ->
+         * 4-byte sequences) and let the UTF-8 kernels decode; anything
+         * narrowing or the scan refuses goes to the MUTF-8 routine below */
+        uint8_t *u = (uint8_t *)buf; /* n bytes fit in the 4n of buf */
+        size_t m = u8p_mutf8_narrow(p, (size_t)n, u);
+        u8p_scan_result r;
+        if (m != (size_t)-1 && u8p_D->scan(u, m, 0, &r) == U8P_DEC_OK) {
+            s = str_from_scanned(u, (Py_ssize_t)m, &r);
+            PyMem_Free(buf);
+            return s;
+        }
+    }
     for (;;) {
         size_t nd = 0, used = 0, eend = 0;
         Py_ssize_t start, end, newpos, rl;
@@ -419,28 +459,8 @@ decode_payload(const rd_ctx *c, Py_ssize_t off, Py_ssize_t n)
                      &r);
     if (c->enc == U8P_ENC_MUTF8 && (st != U8P_DEC_OK || r.maxchar > 0xFFFF))
         return decode_payload_mutf8(c, off, n);
-    if (st == U8P_DEC_OK) {
-        if (r.ncp == 1 && r.maxchar == 0xFF) /* C2/C3 xx: a Latin-1 singleton */
-            return PyUnicode_FromOrdinal(((p[0] & 0x1Fu) << 6) | (p[1] & 0x3Fu));
-        s = PyUnicode_New((Py_ssize_t)r.ncp, (Py_UCS4)r.maxchar);
-        if (s == NULL)
-            return NULL;
-        switch (r.maxchar) {
-        case 0x7F:
-            memcpy(PyUnicode_1BYTE_DATA(s), p, (size_t)n);
-            break;
-        case 0xFF:
-            u8p_D->to_ucs1(p, (size_t)n, PyUnicode_1BYTE_DATA(s));
-            break;
-        case 0xFFFF:
-            u8p_D->to_ucs2(p, (size_t)n, PyUnicode_2BYTE_DATA(s));
-            break;
-        default:
-            u8p_D->to_ucs4(p, (size_t)n, PyUnicode_4BYTE_DATA(s));
-            break;
-        }
-        return s;
-    }
+    if (st == U8P_DEC_OK)
+        return str_from_scanned(p, n, &r);
     if (c->eh == U8P_ERR_STRICT) {
         raise_strict(p, n, &r, st, off);
         return NULL;
