@@ -250,7 +250,7 @@ def strings(prefix: str = "varint", encoding: str = "utf-8", surrogates: bool = 
 
 # ---- the checks -------------------------------------------------------------
 
-def describe(s: Optional[str], limit: int = 24) -> str:
+def describe(s: Optional[str], limit: int = 12) -> str:
     """A str shown with its code points and storage kind (for failure messages)."""
     if s is None:
         return "None"
@@ -303,7 +303,7 @@ def boundary_examples(prefix: str = "varint", encoding: str = "utf-8") -> List[s
 def _run(prop: Callable[..., None], strategy: Any, settings: Optional[Any],
          examples: Sequence[str] = ()) -> None:
     test = given(strategy)(prop)
-    for x in reversed(examples):  # Hypothesis runs the outermost first
+    for x in examples:
         test = example(x)(test)
     if settings is not None:
         test = settings(test)
@@ -331,6 +331,9 @@ def check_against_reference(encode: Callable[[str], Any], *, prefix: str = "vari
         actual = _outcome(encode, s)
         head = "codec output differs from utf8pfx's reference (prefix=%r, encoding=%r, " \
                "errors=%r)\n  string: %s\n" % (prefix, encoding, errors, describe(s))
+        body = _outcome(reference_body, s, encoding, errors)
+        if isinstance(body, bytes):
+            head += "  body: %d bytes of %s\n" % (len(body), encoding.upper())
         if isinstance(expected, Exception):
             if not isinstance(actual, type(expected)):
                 raise AssertionError(head + "  expected %s: %s\n  got: %r" % (
