@@ -222,6 +222,15 @@ rd_record(const rd_ctx *c, Py_ssize_t *pos, Py_ssize_t *payload, Py_ssize_t *ple
         if (rd_vint(c, &p, &n, what) < 0)
             return -1;
     }
+    else if (c->prefix == U8P_PFX_ZIGZAG && at < c->len && c->data[at] < 0x80 &&
+             !(c->data[at] & 1)) { /* one-byte zigzag length (even: >= 0) */
+        n = c->data[at] >> 1;
+        p = at + 1;
+    }
+    else if (c->prefix == U8P_PFX_VARINT1 && at < c->len && c->data[at] - 1u < 0x7Fu) {
+        n = c->data[at] - 1u; /* one-byte length + 1 (0, the null marker, below) */
+        p = at + 1;
+    }
     else {
         u8p_prefix_read_t rd;
         u8p_prefix_status st =
@@ -545,8 +554,17 @@ checked_len(const rd_ctx *c, Py_ssize_t *p)
     uint64_t len = 0;
     if (c->prefix != U8P_PFX_VARINT) {
         u8p_prefix_read_t rd = {0, 0, 0, 1};
-        u8p_prefix_status st =
-            u8p_prefix_read(c->prefix, c->data + *p, (size_t)(c->len - *p), &rd);
+        u8p_prefix_status st;
+        uint8_t b = c->data[*p];
+        if (b < 0x80 && c->prefix == U8P_PFX_ZIGZAG) { /* validated: even */
+            *p += 1;
+            return (Py_ssize_t)(b >> 1);
+        }
+        if (b < 0x80 && c->prefix == U8P_PFX_VARINT1) {
+            *p += 1;
+            return b == 0 ? -1 : (Py_ssize_t)(b - 1);
+        }
+        st = u8p_prefix_read(c->prefix, c->data + *p, (size_t)(c->len - *p), &rd);
         *p += rd.size;
         return st == U8P_PFX_NULL ? -1 : (Py_ssize_t)rd.value;
     }

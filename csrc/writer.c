@@ -170,13 +170,23 @@ u8p_writer_put_str(WriterObject *w, PyObject *obj, const char *what)
                 w->len += v.n + 1;
                 return v.n + 1;
             }
-            if (v.n < 0x3F && v.n + 4 <= w->cap - w->len) { /* any preset: <= 4 bytes */
-                if (u8p_prefix_fixed(pf) == 0) { /* zigzag, varint+1: one byte */
-                    dst[0] = (uint8_t)u8p_prefix_wire(pf, (uint64_t)v.n);
-                    pw = 1;
-                }
-                else
+            if (v.n + 4 <= w->cap - w->len) { /* every other preset: <= 4 bytes */
+                const uint8_t n8 = (uint8_t)v.n;
+                switch (pf) {
+                case U8P_PFX_ZIGZAG: /* 2n: one byte below 64, else 80|2n, 01 */
+                    dst[0] = (uint8_t)(n8 << 1) | (n8 >= 0x40 ? 0x80 : 0);
+                    dst[1] = 1;
+                    pw = 1 + (n8 >= 0x40);
+                    break;
+                case U8P_PFX_VARINT1: /* n + 1: one byte below 127, else 80, 01 */
+                    dst[0] = n8 < 0x7F ? (uint8_t)(n8 + 1) : 0x80;
+                    dst[1] = 1;
+                    pw = 1 + (n8 >= 0x7F);
+                    break;
+                default:
                     pw = (Py_ssize_t)u8p_prefix_write(pf, dst, (uint64_t)v.n);
+                    break;
+                }
                 memcpy(dst + pw, v.data, (size_t)v.n);
                 w->len += pw + v.n;
                 return pw + v.n;
