@@ -145,8 +145,8 @@ writer_put_mutf8(WriterObject *w, const u8p_str *v)
  * that is backfilled.  Else it is counted, the buffer grows (at most once)
  * to the exact size, and the UTF-8 is encoded straight into place.
  */
-Py_ssize_t
-u8p_writer_put_str(WriterObject *w, PyObject *obj, const char *what)
+static Py_ssize_t
+writer_put_str(WriterObject *w, PyObject *obj, const char *what)
 {
     u8p_str v;
     Py_ssize_t pw, body, maxb;
@@ -243,6 +243,14 @@ u8p_writer_put_str(WriterObject *w, PyObject *obj, const char *what)
     return pw + body;
 }
 
+/* The same for other glue files (declared in writer.h); the methods below
+ * call the static one, which the compiler inlines into their loops. */
+Py_ssize_t
+u8p_writer_put_str(WriterObject *w, PyObject *obj, const char *what)
+{
+    return writer_put_str(w, obj, what);
+}
+
 /* ---- methods ---------------------------------------------------------- */
 
 static PyObject *
@@ -251,7 +259,7 @@ Writer_write_string(WriterObject *self, PyObject *s)
     Py_ssize_t r;
     if (u8p_writer_check_idle(self) < 0)
         return NULL;
-    r = u8p_writer_put_str(self, s, "write_string() argument");
+    r = writer_put_str(self, s, "write_string() argument");
     return r < 0 ? NULL : PyLong_FromSsize_t(r);
 }
 
@@ -318,11 +326,11 @@ Writer_write_strings(WriterObject *self, PyObject *items)
             Py_ssize_t r;
             Py_INCREF(item);
             if (PyUnicode_CheckExact(item)) {
-                r = u8p_writer_put_str(self, item, "");
+                r = writer_put_str(self, item, "");
             }
             else {
                 PyOS_snprintf(what, sizeof what, "write_strings() item %zd", idx);
-                r = u8p_writer_put_str(self, item, what);
+                r = writer_put_str(self, item, what);
             }
             Py_DECREF(item);
             if (r < 0)
@@ -336,7 +344,7 @@ Writer_write_strings(WriterObject *self, PyObject *items)
         while ((item = PyIter_Next(it)) != NULL) {
             Py_ssize_t r;
             PyOS_snprintf(what, sizeof what, "write_strings() item %zd", idx);
-            r = u8p_writer_put_str(self, item, what);
+            r = writer_put_str(self, item, what);
             Py_DECREF(item);
             if (r < 0) {
                 Py_DECREF(it);
