@@ -43,4 +43,20 @@ u8p_writer_reserve(WriterObject *w, Py_ssize_t extra)
     return u8p_writer_grow(w, extra);
 }
 
+/* ---- Arrow in (arrow.c) ---- */
+
+/* Appends one prefixed str (what write_string does); `what` names the item
+ * in a TypeError.  Returns the bytes appended, or -1. */
+Py_ssize_t u8p_writer_put_str(WriterObject *w, PyObject *obj, const char *what);
+
+/* True if obj's type has __arrow_c_array__ or __arrow_c_stream__. */
+int u8p_is_arrow_exporter(PyObject *obj);
+
+/* BufferWriter.write_arrow(array, /, *, nulls="error"). */
+PyObject *u8p_writer_write_arrow(WriterObject *w, PyObject *const *args, Py_ssize_t nargs,
+                                 PyObject *kwnames);
+
+/* write_arrow's body, nulls = 0 ("error"), 1 ("skip") or 2 ("empty"). */
+PyObject *u8p_writer_write_arrow_obj(WriterObject *w, PyObject *obj, int nulls);
+
 #endif /* UTF8PFX_WRITER_H */
