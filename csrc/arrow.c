@@ -620,6 +620,84 @@ write_chunk(aw_ctx *c, const struct ArrowArray *a)
     return rc;
 }
 
+/* A producer's release callback may run Python code (a producer written
+ * over ctypes, cffi): call it with any pending exception set aside. */
+typedef struct {
+#if PY_VERSION_HEX >= 0x030C0000
+    PyObject *exc;
+#else
+    PyObject *type, *value, *tb;
+#endif
+} err_stash;
+
+static void
+stash_take(err_stash *x)
+{
+#if PY_VERSION_HEX >= 0x030C0000
+    x->exc = PyErr_GetRaisedException();
+#else
+    PyErr_Fetch(&x->type, &x->value, &x->tb);
+#endif
+}
+
+static void
+stash_put(err_stash *x)
+{
+#if PY_VERSION_HEX >= 0x030C0000
+    if (x->exc != NULL) {
+        PyErr_Clear();
+        PyErr_SetRaisedException(x->exc);
+    }
+#else
+    if (x->type != NULL) {
+        PyErr_Clear();
+        PyErr_Restore(x->type, x->value, x->tb);
+    }
+#endif
+}
+
+static void
+stash_drop(err_stash *x)
+{
+#if PY_VERSION_HEX >= 0x030C0000
+    Py_XDECREF(x->exc);
+#else
+    Py_XDECREF(x->type);
+    Py_XDECREF(x->value);
+    Py_XDECREF(x->tb);
+#endif
+}
+
+static void
+release_schema(struct ArrowSchema *s)
+{
+    err_stash x;
+    stash_take(&x);
+    if (s->release != NULL)
+        s->release(s);
+    stash_put(&x);
+}
+
+static void
+release_array(struct ArrowArray *a)
+{
+    err_stash x;
+    stash_take(&x);
+    if (a->release != NULL)
+        a->release(a);
+    stash_put(&x);
+}
+
+static void
+release_stream(struct ArrowArrayStream *s)
+{
+    err_stash x;
+    stash_take(&x);
+    if (s->release != NULL)
+        s->release(s);
+    stash_put(&x);
+}
+
 /* Moves the struct out of a capsule (the capsule then owns nothing). */
 static void *
 capsule_take(PyObject *cap, const char *name, const char *method)
@@ -689,15 +767,15 @@ write_from_array(aw_ctx *c, PyObject *obj)
         return -1;
     }
     if (take_array(PyTuple_GET_ITEM(res, 1), &array, "__arrow_c_array__()") < 0) {
-        schema.release(&schema);
+        release_schema(&schema);
         Py_DECREF(res);
         return -1;
     }
     Py_DECREF(res);
     if (schema_kind(&schema, &c->kind) == 0)
         rc = write_chunk(c, &array);
-    array.release(&array);
-    schema.release(&schema);
+    release_array(&array);
+    release_schema(&schema);
     return rc;
 }
 
@@ -741,8 +819,8 @@ write_from_stream(aw_ctx *c, PyObject *obj)
         else
             stream_error(&stream, code, "get_schema");
         if (code != 0 && schema.release != NULL)
-            schema.release(&schema);
-        stream.release(&stream);
+            release_schema(&schema);
+        release_stream(&stream);
         return -1;
     }
     if (schema_kind(&schema, &c->kind) < 0)
@@ -754,22 +832,22 @@ write_from_stream(aw_ctx *c, PyObject *obj)
         code = stream.get_next(&stream, &array);
         if (code != 0) {
             if (array.release != NULL)
-                array.release(&array);
+                release_array(&array);
             stream_error(&stream, code, "get_next");
             goto done;
         }
         if (array.release == NULL)
             break; /* the end */
         code = write_chunk(c, &array);
-        array.release(&array);
+        release_array(&array);
         if (code < 0)
             goto done;
         c->chunk++;
     }
     rc = 0;
 done:
-    schema.release(&schema);
-    stream.release(&stream);
+    release_schema(&schema);
+    release_stream(&stream);
     return rc;
 }
 
@@ -1384,33 +1462,19 @@ earlier_utf8_error(const rd_ctx *c, Py_ssize_t start, int64_t count)
 {
     Py_ssize_t p = start, off, n;
     int64_t i;
-#if PY_VERSION_HEX >= 0x030C0000
-    PyObject *exc = PyErr_GetRaisedException();
-#else
-    PyObject *type, *value, *tb;
-    PyErr_Fetch(&type, &value, &tb);
-#endif
+    err_stash x;
+    stash_take(&x);
     for (i = 0; i < count; i++) {
         u8p_dec_status st;
         u8p_scan_result r;
         ar_record(c, &p, &off, &n);
         if (!value_ok(c->data + off, n, 0, &st, &r)) {
-#if PY_VERSION_HEX >= 0x030C0000
-            Py_XDECREF(exc);
-#else
-            Py_XDECREF(type);
-            Py_XDECREF(value);
-            Py_XDECREF(tb);
-#endif
+            stash_drop(&x);
             record_error(c, i, off, n, st, &r);
             return;
         }
     }
-#if PY_VERSION_HEX >= 0x030C0000
-    PyErr_SetRaisedException(exc);
-#else
-    PyErr_Restore(type, value, tb);
-#endif
+    stash_put(&x);
 }
 
 /*
