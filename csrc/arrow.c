@@ -1481,79 +1481,140 @@ earlier_utf8_error(const rd_ctx *c, Py_ssize_t start, int64_t count)
  * Reads `limit` records (all when < 0) at *pos into a new ArrowUtf8Array;
  * *pos moves only on success.
  */
+/*
+ * Copies the payloads of `count` records (limit >= 0) or of all records up
+ * to the end (count < 0) from *p into values (room for what the records
+ * hold plus 32 bytes) and fills offsets [1..] (int32 or int64), which must
+ * have room for count + 1 entries, or for *ocap entries when count < 0 (then
+ * grown as needed: *offs may move).  Short payloads are moved 32 bytes at a
+ * time where both sides have the room.  Returns the records read, or -1
+ * with an exception (a bad prefix, or no memory); *bad is set when a
+ * non-empty payload starts with a continuation byte (so the values, even if
+ * valid as one range, are not valid record by record).
+ */
+static int64_t
+copy_records(const rd_ctx *c, Py_ssize_t *pp, int64_t count, void **offs, int64_t *ocap,
+             int large, uint8_t *values, int64_t *total, int *bad)
+{
+    Py_ssize_t p = *pp, off, n;
+    const Py_ssize_t safe = c->len - 32; /* payloads starting before it: 32 readable bytes */
+    int64_t i = 0, at = 0;
+    uint8_t cont = 0;
+    for (;;) {
+        if (count >= 0 ? i >= count : p >= c->len)
+            break;
+        if (ar_record(c, &p, &off, &n) < 0) {
+            *pp = p;
+            *total = at;
+            return -1 - i;
+        }
+        if (count < 0 && i + 1 >= *ocap) {
+            int64_t nc = *ocap * 2;
+            void *no = realloc(*offs, (size_t)nc * (large ? 8 : 4));
+            if (no == NULL) {
+                PyErr_NoMemory();
+                *total = at;
+                return -1 - i - 1; /* not a prefix error: the caller checks PyErr */
+            }
+            *offs = no;
+            *ocap = nc;
+        }
+        if (n <= 32 && off <= safe)
+            memcpy(values + at, c->data + off, 32);
+        else if (n)
+            memcpy(values + at, c->data + off, (size_t)n);
+        if (n)
+            cont |= (uint8_t)((c->data[off] & 0xC0) == 0x80);
+        at += n;
+        i++;
+        if (large)
+            ((int64_t *)*offs)[i] = at;
+        else
+            ((int32_t *)*offs)[i] = (int32_t)at;
+    }
+    *pp = p;
+    *total = at;
+    *bad = cont;
+    return i;
+}
+
+/*
+ * Reads `limit` records (all when < 0) at *pos into a new ArrowUtf8Array;
+ * *pos moves only on success.  Nothing is allocated on the word of a
+ * prefix: for all records, the values buffer is sized by the data that
+ * remains (which holds them and their prefixes) and one pass parses and
+ * copies; for `limit` records a first walk checks every prefix and sums the
+ * lengths first.
+ */
 static PyObject *
 read_arrow(const rd_ctx *c, Py_ssize_t *pos, Py_ssize_t limit)
 {
     Py_ssize_t p = *pos, off, n;
-    int64_t count = 0, total = 0, i;
+    int64_t count = 0, total = 0, cap, ocap, i, got;
     arrow_block *b;
     ArrowArrObject *obj;
-    int ok = 1;
+    int ok = 1, bad = 0, large;
 
-    /* walk 1: prefixes and bounds only; nothing allocated yet */
-    while (limit < 0 ? p < c->len : count < limit) {
-        if (ar_record(c, &p, &off, &n) < 0) {
-            if (c->eh == U8P_ERR_STRICT)
-                earlier_utf8_error(c, *pos, count);
-            return NULL;
+    if (limit >= 0) {
+        /* walk 1: prefixes and bounds only; nothing allocated yet */
+        while (count < limit) {
+            if (ar_record(c, &p, &off, &n) < 0) {
+                if (c->eh == U8P_ERR_STRICT)
+                    earlier_utf8_error(c, *pos, count);
+                return NULL;
+            }
+            total += n;
+            count++;
         }
-        total += n;
-        count++;
+        cap = total;
+        ocap = count + 1;
+        large = total > large_threshold;
+    }
+    else {
+        cap = c->len - p;
+        ocap = cap / 8 + 16;
+        large = cap > large_threshold;
     }
     b = (arrow_block *)calloc(1, sizeof *b);
     if (b == NULL)
         return PyErr_NoMemory();
     b->refs = 1;
-    b->length = count;
-    b->large = total > large_threshold;
-    b->offsets = malloc((size_t)(count + 1) * (b->large ? 8 : 4));
-    b->values = (uint8_t *)malloc(total > 0 ? (size_t)total : 1);
+    b->offsets = malloc((size_t)ocap * (large ? 8 : 4));
+    b->values = (uint8_t *)malloc((size_t)cap + 32);
     if (b->offsets == NULL || b->values == NULL) {
         PyErr_NoMemory();
         goto fail;
     }
-    b->nvalues = total;
-    /* walk 2: copy and fill the offsets */
-    {
-        uint8_t *v = b->values;
-        int64_t at = 0;
-        p = *pos;
-        set_offset(b->offsets, b->large, 0, 0);
-        if (b->large) {
-            for (i = 0; i < count; i++) {
-                ar_record(c, &p, &off, &n);
-                memcpy(v + at, c->data + off, (size_t)n);
-                at += n;
-                ((int64_t *)b->offsets)[i + 1] = at;
-            }
-        }
-        else {
-            int32_t *o = (int32_t *)b->offsets;
-            for (i = 0; i < count; i++) {
-                ar_record(c, &p, &off, &n);
-                memcpy(v + at, c->data + off, (size_t)n);
-                at += n;
-                o[i + 1] = (int32_t)at;
-            }
-        }
+    set_offset(b->offsets, large, 0, 0);
+    p = *pos;
+    got = copy_records(c, &p, limit >= 0 ? count : -1, &b->offsets, &ocap, large, b->values,
+                       &total, &bad);
+    if (got < 0) { /* only when reading to the end: a bad prefix or no memory */
+        if (!PyErr_ExceptionMatches(PyExc_MemoryError) && c->eh == U8P_ERR_STRICT)
+            earlier_utf8_error(c, *pos, -1 - got);
+        goto fail;
     }
-    /* UTF-8: the values as one range, then every record's start */
+    count = got;
+    if (large && total <= large_threshold) { /* the prefixes made the data look large */
+        for (i = 0; i <= count; i++)
+            ((int32_t *)b->offsets)[i] = (int32_t)((int64_t *)b->offsets)[i];
+        large = 0;
+    }
+    b->length = count;
+    b->large = large;
+    b->nvalues = total;
+    /* UTF-8: the values as one range; each record starts at a code point */
     if (total > 0) {
         u8p_scan_result r;
-        ok = u8p_D->scan(b->values, (size_t)total, 0, &r) == U8P_DEC_OK;
-        for (i = 1; ok && i < count; i++) {
-            int64_t k = b->large ? ((int64_t *)b->offsets)[i] : ((int32_t *)b->offsets)[i];
-            if (!at_boundary(b->values, k, total))
-                ok = 0;
-        }
+        ok = !bad && u8p_D->scan(b->values, (size_t)total, 0, &r) == U8P_DEC_OK;
     }
     if (!ok) {
+        Py_ssize_t q = *pos;
         if (c->eh == U8P_ERR_STRICT) {
-            p = *pos;
             for (i = 0; i < count; i++) {
                 u8p_dec_status st;
                 u8p_scan_result r;
-                ar_record(c, &p, &off, &n);
+                ar_record(c, &q, &off, &n);
                 if (!value_ok(c->data + off, n, 0, &st, &r)) {
                     record_error(c, i, off, n, st, &r);
                     goto fail;

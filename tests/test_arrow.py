@@ -228,6 +228,13 @@ def test_large_utf8_past_the_threshold():
         small = decode_arrow(b"\x03abc\x03def")
         big = decode_arrow(b"\x06abcdef\x06ghijkl")
         assert small.type == "utf8" and big.type == "large_utf8"
+        # 11 bytes of data (past the threshold) but 9 of values: utf8
+        narrowed = decode_arrow(b"\x04abcd\x05efghi")
+        assert narrowed.type == "utf8"
+        assert pa.array(narrowed).to_pylist() == ["abcd", "efghi"]
+        r = BufferReader(b"\x06abcdef\x06ghijkl\x01z")
+        assert r.read_strings_arrow(2).type == "large_utf8" and r.position == 14
+        assert pa.array(r.read_strings_arrow(1)).to_pylist() == ["z"]
         assert pa.array(big).type == pa.large_utf8()
         assert pa.array(big).to_pylist() == ["abcdef", "ghijkl"]
         bad = decode_arrow(b"\x06abcdef\x06ghi\xffkl", "replace")

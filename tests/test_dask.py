@@ -24,7 +24,8 @@ from utf8pfx import BufferReader, BufferWriter, decode_all  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 EXAMPLES = os.path.join(os.path.dirname(HERE), "examples")
-CORPUS = os.path.join(os.path.dirname(HERE), "..", "shared", "corpus", "cldr_names.tsv")
+CORPUS = os.path.join(os.environ.get("UTF8PFX_CORPUS_DIR") or os.path.join(
+    os.path.dirname(HERE), "..", "shared", "corpus"), "cldr_names.tsv")
 sys.path.insert(0, EXAMPLES)
 import dask_blobs  # noqa: E402
 
