@@ -317,3 +317,66 @@ def test_nanoarrow_consumer():
     w = BufferWriter()
     w.write_arrow(na.Array(["x", "yz"], na.string()))
     assert decode_all(w.getvalue()) == ["x", "yz"]
+
+
+# ------------------------------------------------ differential, any bytes
+
+ERRORS = ["strict", "replace", "ignore", "surrogateescape", "backslashreplace"]
+byte_values = st.lists(st.one_of(
+    st.binary(max_size=40),
+    text_scalar.map(lambda s: s.encode()),
+    st.sampled_from([b"\xed\xa0\x80", b"\xc3", b"\xa9", b"\xf4\x90\x80\x80", b"\xe2\x82"])),
+    max_size=30)
+
+
+def _outcome(f):
+    try:
+        return "ok", f()
+    except UnicodeDecodeError as e:
+        return "ude", (e.object, e.start, e.end, e.reason)
+    except ValueError as e:
+        return "value", type(e)
+
+
+@pytest.mark.parametrize("errors", ERRORS)
+@given(vals=byte_values)
+def test_write_arrow_any_bytes_matches_decode_then_write(errors, vals):
+    binary = pa.array(vals, type=pa.binary())
+    arr = pa.Array.from_buffers(pa.utf8(), len(binary), binary.buffers())  # unvalidated
+
+    def ours():
+        w = BufferWriter(errors=errors)
+        w.write_arrow(arr)
+        return w.getvalue()
+
+    def reference():
+        w = BufferWriter(errors=errors)
+        for v in vals:
+            w.write_string(v.decode("utf-8", errors))
+        return w.getvalue()
+
+    got, want = _outcome(ours), _outcome(reference)
+    assert got == want
+
+
+@pytest.mark.parametrize("errors", ERRORS)
+@given(vals=byte_values, tail=st.binary(max_size=3))
+def test_decode_arrow_any_bytes_matches_decode_all(errors, vals, tail):
+    w = BufferWriter()
+    for v in vals:
+        w.write_bytes(v)
+    blob = w.getvalue() + tail  # tail: maybe a truncated or lying prefix
+
+    def ours():
+        return pa.array(decode_arrow(blob, errors)).to_pylist()
+
+    def reference():
+        out = decode_all(blob, errors)
+        for s in out:
+            try:
+                s.encode("utf-8")  # what Arrow utf8 can hold
+            except UnicodeEncodeError:
+                raise ValueError("lone surrogates") from None
+        return out
+
+    assert _outcome(ours) == _outcome(reference)
