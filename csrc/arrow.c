@@ -379,6 +379,69 @@ put_via_handler(const aw_ctx *c, int64_t i, const uint8_t *p, Py_ssize_t n)
     return r;
 }
 
+/*
+ * UTF-8 validation fused with the copy.  The records are written into the
+ * writer's free capacity (not committed), and what was written is scanned
+ * as runs: a record of a value under 128 bytes is one prefix byte below
+ * 0x80 (an ASCII character) and its value, so a run of such records is
+ * valid UTF-8 exactly when every value in it is (a value that ends inside a
+ * sequence, or starts with a continuation byte, meets an ASCII byte there
+ * and fails).  A longer value's multi-byte prefix ends the run before it; a
+ * new run starts at its value.  Any failure sends the chunk to the per-row
+ * search for the first bad row, before anything is committed.
+ */
+typedef struct {
+    const uint8_t *run;
+    int ok;
+    int allow_surrogates;
+} seg_state;
+
+static inline void
+seg_scan(seg_state *g, const uint8_t *end)
+{
+    if (g->ok && end > g->run) {
+        u8p_scan_result r;
+        if (u8p_D->scan(g->run, (size_t)(end - g->run), g->allow_surrogates, &r)
+            != U8P_DEC_OK)
+            g->ok = 0;
+    }
+}
+
+/* One record in the fused pass; returns the end. */
+static inline uint8_t *
+seg_put(seg_state *g, uint8_t *dst, const uint8_t *src, Py_ssize_t n, int slack)
+{
+    if (n >= 0x80) {
+        uint8_t *v;
+        seg_scan(g, dst);
+        v = aw_put_record(dst, src, n, 0);
+        g->run = v - n;
+        return v;
+    }
+    return aw_put_record(dst, src, n, slack);
+}
+
+/* A string_view whose structure pass 1 has checked. */
+static inline void
+view_fast(const struct ArrowArray *a, int64_t i, const uint8_t **p, Py_ssize_t *n,
+          int *over)
+{
+    const uint8_t *v = (const uint8_t *)a->buffers[1] + 16 * (a->offset + i);
+    int32_t size, idx, off;
+    memcpy(&size, v, 4);
+    if (size <= 12) {
+        *p = v + 4;
+        *n = size;
+        *over = i + 3 <= a->length; /* 32 bytes from v + 4 stay in the views */
+        return;
+    }
+    memcpy(&idx, v + 8, 4);
+    memcpy(&off, v + 12, 4);
+    *p = (const uint8_t *)a->buffers[2 + idx] + off;
+    *n = size;
+    *over = (int64_t)off + 32 <= ((const int64_t *)a->buffers[a->n_buffers - 1])[idx];
+}
+
 /* One utf8 / large_utf8 chunk. */
 static int
 write_offsets_chunk(const aw_ctx *c, const struct ArrowArray *a)
@@ -428,48 +491,17 @@ write_offsets_chunk(const aw_ctx *c, const struct ArrowArray *a)
         return malformed(c, "the values buffer is NULL while the offsets span %lld bytes",
                          (long long)(last - first));
 
-    /* UTF-8: the whole range at once, then each row's two ends. */
-    if (last > first) {
-        int ok = u8p_D->scan(values + first, (size_t)(last - first), c->allow_surrogates, &r)
-                 == U8P_DEC_OK;
-        if (ok) {
-            for (i = 0; i < len; i++) {
-                int64_t s = offset_at(offsets, large, base + i);
-                int64_t e = offset_at(offsets, large, base + i + 1);
-                if (s != e && row_valid(validity, base + i) &&
-                    !(at_boundary(values, s, last) && at_boundary(values, e, last))) {
-                    ok = 0;
-                    break;
-                }
-            }
-        }
-        if (!ok) { /* find the first invalid non-null row (nulls may hold anything) */
-            for (i = 0; i < len; i++) {
-                int64_t s = offset_at(offsets, large, base + i);
-                int64_t e = offset_at(offsets, large, base + i + 1);
-                if (row_valid(validity, base + i) &&
-                    !value_ok(values + s, (Py_ssize_t)(e - s), c->allow_surrogates, &st, &r)) {
-                    first_bad = i;
-                    break;
-                }
-            }
-        }
-    }
-    if (first_null >= 0 && (first_bad < 0 || first_null < first_bad))
-        return null_error(c, first_null);
-    if (first_bad >= 0 && w->eh == U8P_ERR_STRICT) {
-        int64_t s = offset_at(offsets, large, base + first_bad);
-        int64_t e = offset_at(offsets, large, base + first_bad + 1);
-        return value_error(c, first_bad, values + s, (Py_ssize_t)(e - s), s, st, &r);
-    }
-
-    if (first_bad < 0) { /* pass 2: every value as it is */
+    if (first_null < 0) { /* pass 2: copy, validate the runs, commit if all is well */
         uint8_t *dst;
         int slack;
+        seg_state g;
         if (u8p_writer_reserve(w, total) < 0)
             return -1;
         slack = w->cap - w->len >= total + 32;
         dst = w->buf + w->len;
+        g.run = dst;
+        g.ok = 1;
+        g.allow_surrogates = c->allow_surrogates;
         for (i = 0; i < len; i++) {
             int64_t s, e;
             if (!row_valid(validity, base + i)) {
@@ -479,16 +511,45 @@ write_offsets_chunk(const aw_ctx *c, const struct ArrowArray *a)
             }
             s = offset_at(offsets, large, base + i);
             e = offset_at(offsets, large, base + i + 1);
-            dst = aw_put_record(dst, values + s, (Py_ssize_t)(e - s), slack && s + 32 <= last);
+            dst = seg_put(&g, dst, values + s, (Py_ssize_t)(e - s), slack && s + 32 <= last);
         }
-        w->len = (Py_ssize_t)(dst - w->buf);
-        return 0;
+        seg_scan(&g, dst);
+        if (g.ok) {
+            w->len = (Py_ssize_t)(dst - w->buf);
+            return 0;
+        }
     }
-    /* an error handler: row by row, the invalid ones through the codec */
+    /* an error somewhere: the first invalid non-null row (before any null
+     * that nulls='error' refuses; nulls may hold anything) */
+    for (i = 0; i < (first_null >= 0 ? first_null : len); i++) {
+        int64_t s = offset_at(offsets, large, base + i);
+        int64_t e = offset_at(offsets, large, base + i + 1);
+        if (row_valid(validity, base + i) &&
+            !value_ok(values + s, (Py_ssize_t)(e - s), c->allow_surrogates, &st, &r)) {
+            first_bad = i;
+            break;
+        }
+    }
+    if (first_bad < 0) {
+        if (first_null >= 0)
+            return null_error(c, first_null);
+        PyErr_SetString(PyExc_SystemError,
+                        "utf8pfx: the run scan and the per-row scans disagree (a bug)");
+        return -1;
+    }
+    if (w->eh == U8P_ERR_STRICT) {
+        int64_t s = offset_at(offsets, large, base + first_bad);
+        int64_t e = offset_at(offsets, large, base + first_bad + 1);
+        return value_error(c, first_bad, values + s, (Py_ssize_t)(e - s), s, st, &r);
+    }
+    /* an error handler: row by row, the invalid ones through the codec; a
+     * null that nulls='error' refuses stops it (the writer is rolled back) */
     for (i = 0; i < len; i++) {
         int64_t s, e;
         Py_ssize_t n;
         if (!row_valid(validity, base + i)) {
+            if (c->nulls == NULLS_ERROR)
+                return null_error(c, i);
             if (c->nulls == NULLS_EMPTY) {
                 if (u8p_writer_reserve(w, aw_null_size()) < 0)
                     return -1;
@@ -561,6 +622,7 @@ write_view_chunk(const aw_ctx *c, const struct ArrowArray *a)
     u8p_scan_result r;
     WriterObject *w = c->w;
 
+    /* pass 1: structure, nulls, size */
     for (i = 0; i < len; i++) {
         if (!row_valid(validity, base + i)) {
             if (c->nulls == NULLS_ERROR) {
@@ -573,21 +635,56 @@ write_view_chunk(const aw_ctx *c, const struct ArrowArray *a)
         }
         if (view_value(c, a, i, &p, &n) < 0)
             return -1;
-        if (first_bad < 0 && !value_ok(p, n, c->allow_surrogates, &st, &r))
-            first_bad = i;
         total += aw_record_size(n);
     }
-    if (first_null >= 0 && (first_bad < 0 || first_null < first_bad))
-        return null_error(c, first_null);
-    if (first_bad >= 0 && w->eh == U8P_ERR_STRICT) {
-        view_value(c, a, first_bad, &p, &n);
-        value_ok(p, n, c->allow_surrogates, &st, &r);
-        return value_error(c, first_bad, p, n, -1, st, &r);
+    if (first_null < 0) { /* pass 2: copy, validate the runs, commit if all is well */
+        uint8_t *dst;
+        int slack, over;
+        seg_state g;
+        if (u8p_writer_reserve(w, total) < 0)
+            return -1;
+        slack = w->cap - w->len >= total + 32;
+        dst = w->buf + w->len;
+        g.run = dst;
+        g.ok = 1;
+        g.allow_surrogates = c->allow_surrogates;
+        for (i = 0; i < len; i++) {
+            if (!row_valid(validity, base + i)) {
+                if (c->nulls == NULLS_EMPTY)
+                    dst = aw_put_null(dst);
+                continue;
+            }
+            view_fast(a, i, &p, &n, &over);
+            dst = seg_put(&g, dst, p, n, slack && over);
+        }
+        seg_scan(&g, dst);
+        if (g.ok) {
+            w->len = (Py_ssize_t)(dst - w->buf);
+            return 0;
+        }
     }
-    if (first_bad < 0 && u8p_writer_reserve(w, total) < 0)
+    for (i = 0; i < (first_null >= 0 ? first_null : len); i++) {
+        if (!row_valid(validity, base + i))
+            continue;
+        view_value(c, a, i, &p, &n);
+        if (!value_ok(p, n, c->allow_surrogates, &st, &r)) {
+            first_bad = i;
+            break;
+        }
+    }
+    if (first_bad < 0) {
+        if (first_null >= 0)
+            return null_error(c, first_null);
+        PyErr_SetString(PyExc_SystemError,
+                        "utf8pfx: the run scan and the per-row scans disagree (a bug)");
         return -1;
+    }
+    if (w->eh == U8P_ERR_STRICT)
+        return value_error(c, first_bad, p, n, -1, st, &r);
     for (i = 0; i < len; i++) {
         if (!row_valid(validity, base + i)) {
+            if (c->nulls == NULLS_ERROR)
+                return null_error(c, i);
             if (c->nulls == NULLS_EMPTY) {
                 if (u8p_writer_reserve(w, aw_null_size()) < 0)
                     return -1;
@@ -596,7 +693,7 @@ write_view_chunk(const aw_ctx *c, const struct ArrowArray *a)
             continue;
         }
         view_value(c, a, i, &p, &n);
-        if (first_bad >= 0 && !value_ok(p, n, c->allow_surrogates, &st, &r)) {
+        if (!value_ok(p, n, c->allow_surrogates, &st, &r)) {
             if (put_via_handler(c, i, p, n) < 0)
                 return -1;
             continue;
