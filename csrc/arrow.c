@@ -176,13 +176,6 @@ raise_decode_error(const uint8_t *p, Py_ssize_t n, const u8p_scan_result *r,
     Py_DECREF(exc);
 }
 
-/* Is the position k of a valid UTF-8 range [.., end) a code point boundary? */
-static inline int
-at_boundary(const uint8_t *base, int64_t k, int64_t end)
-{
-    return k == end || (base[k] & 0xC0) != 0x80;
-}
-
 /* UTF-8 check of one value: 1 valid, 0 invalid (*st, *r filled). */
 static inline int
 value_ok(const uint8_t *p, Py_ssize_t n, int allow_surrogates, u8p_dec_status *st,
