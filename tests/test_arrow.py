@@ -308,6 +308,7 @@ def test_polars_round_trip():
     w.write_arrow(df["s"])
     assert decode_all(w.getvalue()) == ["a", "b"]
     assert pl.from_arrow(pa.array(decode_arrow(w.getvalue()))).to_list() == ["a", "b"]
+    assert pl.from_arrow(decode_arrow(w.getvalue())).to_list() == ["a", "b"]
 
 
 def test_nanoarrow_consumer():
