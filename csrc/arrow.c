@@ -43,7 +43,8 @@
  *      release from any thread, without the GIL.
  *
  * Prefix formats: every record written goes through aw_record_size /
- * aw_put_record / aw_put_null, and every record read through ar_record;
+ * aw_put_record (and a null through aw_null_size / aw_put_null), and every
+ * record read through ar_record ("prefix: the one place" below);
  * wire-format presets switch there and nowhere else.
  */
 #include <stdlib.h>
@@ -375,13 +376,14 @@ put_via_handler(const aw_ctx *c, int64_t i, const uint8_t *p, Py_ssize_t n)
 /*
  * UTF-8 validation fused with the copy.  The records are written into the
  * writer's free capacity (not committed), and what was written is scanned
- * as runs: a record of a value under 128 bytes is one prefix byte below
- * 0x80 (an ASCII character) and its value, so a run of such records is
- * valid UTF-8 exactly when every value in it is (a value that ends inside a
- * sequence, or starts with a continuation byte, meets an ASCII byte there
- * and fails).  A longer value's multi-byte prefix ends the run before it; a
- * new run starts at its value.  Any failure sends the chunk to the per-row
- * search for the first bad row, before anything is committed.
+ * as runs.  A prefix whose bytes are all below 0x80 (a VInt under 128) is
+ * ASCII, so a run of such records is valid UTF-8 exactly when every value
+ * in it is: a value that ends inside a sequence, or starts with a
+ * continuation byte, meets an ASCII byte there and fails.  A prefix (or
+ * null marker) with a byte >= 0x80 ends the run before it; a new run starts
+ * after it.  This holds for any prefix format, so presets need no change
+ * here.  Any failure sends the chunk to the per-row search for the first
+ * bad row, before anything is committed.
  */
 typedef struct {
     const uint8_t *run;
@@ -400,18 +402,35 @@ seg_scan(seg_state *g, const uint8_t *end)
     }
 }
 
+/* [start, after) is a prefix or null marker just written. */
+static inline void
+seg_marker(seg_state *g, const uint8_t *start, const uint8_t *after)
+{
+    const uint8_t *q;
+    uint8_t hi = 0;
+    for (q = start; q < after; q++)
+        hi |= *q;
+    if (hi & 0x80) {
+        seg_scan(g, start);
+        g->run = after;
+    }
+}
+
 /* One record in the fused pass; returns the end. */
 static inline uint8_t *
 seg_put(seg_state *g, uint8_t *dst, const uint8_t *src, Py_ssize_t n, int slack)
 {
-    if (n >= 0x80) {
-        uint8_t *v;
-        seg_scan(g, dst);
-        v = aw_put_record(dst, src, n, 0);
-        g->run = v - n;
-        return v;
-    }
-    return aw_put_record(dst, src, n, slack);
+    uint8_t *end = aw_put_record(dst, src, n, slack);
+    seg_marker(g, dst, end - n);
+    return end;
+}
+
+static inline uint8_t *
+seg_put_null(seg_state *g, uint8_t *dst)
+{
+    uint8_t *end = aw_put_null(dst);
+    seg_marker(g, dst, end);
+    return end;
 }
 
 /* A string_view whose structure pass 1 has checked. */
@@ -499,7 +518,7 @@ write_offsets_chunk(const aw_ctx *c, const struct ArrowArray *a)
             int64_t s, e;
             if (!row_valid(validity, base + i)) {
                 if (c->nulls == NULLS_EMPTY)
-                    dst = aw_put_null(dst);
+                    dst = seg_put_null(&g, dst);
                 continue;
             }
             s = offset_at(offsets, large, base + i);
@@ -644,7 +663,7 @@ write_view_chunk(const aw_ctx *c, const struct ArrowArray *a)
         for (i = 0; i < len; i++) {
             if (!row_valid(validity, base + i)) {
                 if (c->nulls == NULLS_EMPTY)
-                    dst = aw_put_null(dst);
+                    dst = seg_put_null(&g, dst);
                 continue;
             }
             view_fast(a, i, &p, &n, &over);
