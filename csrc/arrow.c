@@ -100,6 +100,14 @@ aw_put_record(uint8_t *dst, const uint8_t *src, Py_ssize_t n, int slack)
     return dst + n;
 }
 
+/* True when every byte of an n-byte value's prefix is below 0x80 (ASCII):
+ * the fused validation of write_arrow relies on it (see seg_put). */
+static inline int
+aw_prefix_ascii(Py_ssize_t n)
+{
+    return n < 0x80;
+}
+
 /* The record of a null under nulls="empty" (a null marker, with a preset
  * that has one, goes here too). */
 static inline Py_ssize_t
@@ -113,6 +121,13 @@ aw_put_null(uint8_t *dst)
 {
     *dst++ = 0;
     return dst;
+}
+
+/* Is the null record ASCII (as aw_prefix_ascii)? */
+static inline int
+aw_null_ascii(void)
+{
+    return 1;
 }
 
 /* Parses one record at *pos: payload [*off, *off + *n); *pos moves past it.
@@ -376,13 +391,13 @@ put_via_handler(const aw_ctx *c, int64_t i, const uint8_t *p, Py_ssize_t n)
 /*
  * UTF-8 validation fused with the copy.  The records are written into the
  * writer's free capacity (not committed), and what was written is scanned
- * as runs.  A prefix whose bytes are all below 0x80 (a VInt under 128) is
- * ASCII, so a run of such records is valid UTF-8 exactly when every value
- * in it is: a value that ends inside a sequence, or starts with a
- * continuation byte, meets an ASCII byte there and fails.  A prefix (or
- * null marker) with a byte >= 0x80 ends the run before it; a new run starts
- * after it.  This holds for any prefix format, so presets need no change
- * here.  Any failure sends the chunk to the per-row search for the first
+ * as runs.  A prefix whose bytes are all below 0x80 (aw_prefix_ascii: a
+ * VInt under 128) is ASCII, so a run of such records is valid UTF-8 exactly
+ * when every value in it is: a value that ends inside a sequence, or starts
+ * with a continuation byte, meets an ASCII byte there and fails.  A prefix
+ * (or null marker) with a byte >= 0x80 ends the run before it; a new run
+ * starts after it.  A prefix format only has to say which prefixes are
+ * ASCII (aw_prefix_ascii / aw_null_ascii, beside the writers).  Any failure sends the chunk to the per-row search for the first
  * bad row, before anything is committed.
  */
 typedef struct {
@@ -402,34 +417,28 @@ seg_scan(seg_state *g, const uint8_t *end)
     }
 }
 
-/* [start, after) is a prefix or null marker just written. */
-static inline void
-seg_marker(seg_state *g, const uint8_t *start, const uint8_t *after)
-{
-    const uint8_t *q;
-    uint8_t hi = 0;
-    for (q = start; q < after; q++)
-        hi |= *q;
-    if (hi & 0x80) {
-        seg_scan(g, start);
-        g->run = after;
-    }
-}
-
 /* One record in the fused pass; returns the end. */
 static inline uint8_t *
 seg_put(seg_state *g, uint8_t *dst, const uint8_t *src, Py_ssize_t n, int slack)
 {
-    uint8_t *end = aw_put_record(dst, src, n, slack);
-    seg_marker(g, dst, end - n);
+    uint8_t *end;
+    if (aw_prefix_ascii(n))
+        return aw_put_record(dst, src, n, slack);
+    seg_scan(g, dst);
+    end = aw_put_record(dst, src, n, 0);
+    g->run = end - n;
     return end;
 }
 
 static inline uint8_t *
 seg_put_null(seg_state *g, uint8_t *dst)
 {
-    uint8_t *end = aw_put_null(dst);
-    seg_marker(g, dst, end);
+    uint8_t *end;
+    if (aw_null_ascii())
+        return aw_put_null(dst);
+    seg_scan(g, dst);
+    end = aw_put_null(dst);
+    g->run = end;
     return end;
 }
 
