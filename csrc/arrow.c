@@ -928,6 +928,12 @@ write_from_stream(aw_ctx *c, PyObject *obj)
     stream = *sp;
     sp->release = NULL;
     Py_DECREF(cap);
+    if (stream.get_schema == NULL || stream.get_next == NULL) {
+        PyErr_SetString(PyExc_ValueError,
+                        "malformed Arrow stream: its get_schema or get_next callback is NULL");
+        release_stream(&stream);
+        return -1;
+    }
 
     memset(&schema, 0, sizeof schema);
     code = stream.get_schema(&stream, &schema);

@@ -185,12 +185,13 @@ class StreamProducer:
     """Exports a stream of the given ArrayProducers' arrays (their schema
     from the first); fail_at=k makes the k-th get_next return EIO."""
 
-    def __init__(self, chunks, *, fail_at=None, schema_fmt=None):
+    def __init__(self, chunks, *, fail_at=None, schema_fmt=None, null_get_next=False):
         self.chunks = chunks
         self.fail_at = fail_at
         self.stream_released = Counter()
         self.schema_released = Counter()
         self._fmt = schema_fmt
+        self._null_get_next = null_get_next
         self._i = 0
         self._made = []
 
@@ -233,6 +234,8 @@ class StreamProducer:
     def __arrow_c_stream__(self, requested_schema=None):
         s = ArrowArrayStream()
         s.get_schema, s.get_next, s.get_last_error, s.release = [_fnptr(f) for f in self._cbs]
+        if self._null_get_next:
+            s.get_next = None
         self._s = s
         return _capsule(ctypes.addressof(s), "arrow_array_stream", ArrowArrayStream)
 

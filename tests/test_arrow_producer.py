@@ -270,3 +270,13 @@ def test_writer_busy_and_views():
     assert w.write_arrow(p) == 400
     assert released(p) is False  # exported twice now: two releases
     assert p.array_released.n == 2
+
+
+def test_stream_with_a_null_callback_is_refused():
+    s = StreamProducer([utf8([b"a"])], null_get_next=True)
+    w = fresh()
+    with pytest.raises(ValueError, match="get_next callback is NULL"):
+        w.write_arrow(s)
+    assert w.getvalue() == PREFILL
+    gc.collect()
+    assert s.stream_released.n == 1 and s.schema_released.n == 0
