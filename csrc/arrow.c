@@ -222,6 +222,8 @@ typedef struct {
     int allow_surrogates;
     int64_t row_base; /* rows of the earlier chunks */
     int64_t chunk;    /* chunk index, -1 for a single array */
+    char index_fmt;   /* dictionary-encoded: the indices' format char, else 0 */
+    const char *rowname; /* "row", or "dictionary value" in messages */
 } aw_ctx;
 
 /* "malformed Arrow array (chunk k): ..." as ValueError. */
@@ -242,20 +244,29 @@ malformed(const aw_ctx *c, const char *fmt, ...)
 }
 
 static int
-schema_kind(const struct ArrowSchema *s, arrow_kind *kind)
+schema_kind(const struct ArrowSchema *s, arrow_kind *kind, char *index_fmt)
 {
     const char *f = s->format;
     if (f == NULL) {
         PyErr_SetString(PyExc_ValueError, "malformed Arrow schema: its format string is NULL");
         return -1;
     }
+    if (s->dictionary != NULL && index_fmt != NULL) {
+        /* dictionary-encoded strings: integer indices into a string array */
+        if (strlen(f) != 1 || strchr("cCsSiIlL", f[0]) == NULL) {
+            PyErr_Format(PyExc_ValueError,
+                         "malformed Arrow schema: dictionary indices of format '%.20s' "
+                         "(expected an integer format)",
+                         f);
+            return -1;
+        }
+        *index_fmt = f[0];
+        return schema_kind(s->dictionary, kind, NULL);
+    }
     if (s->dictionary != NULL) {
-        const char *df = s->dictionary->format ? s->dictionary->format : "?";
-        PyErr_Format(PyExc_TypeError,
-                     "write_arrow() needs a utf8, large_utf8 or string_view array; got a "
-                     "dictionary-encoded one (indices '%.20s', dictionary '%.20s'): decode it "
-                     "first (pyarrow: .dictionary_decode(), polars: .cast(pl.String))",
-                     f, df);
+        PyErr_SetString(PyExc_TypeError,
+                        "write_arrow() does not take a dictionary whose values are themselves "
+                        "dictionary-encoded");
         return -1;
     }
     if (strcmp(f, "u") == 0)
@@ -272,7 +283,8 @@ schema_kind(const struct ArrowSchema *s, arrow_kind *kind)
             hint = " (a struct, table or record batch: pass one of its columns)";
         PyErr_Format(PyExc_TypeError,
                      "write_arrow() needs a utf8 ('u'), large_utf8 ('U') or string_view "
-                     "('vu') array; got Arrow format '%.40s'%s",
+                     "('vu') array%s; got Arrow format '%.40s'%s",
+                     index_fmt == NULL ? " as dictionary values" : " (or a dictionary of one)",
                      f, hint);
         return -1;
     }
@@ -603,8 +615,8 @@ view_value(const aw_ctx *c, const struct ArrowArray *a, int64_t i, const uint8_t
     const int64_t *sizes = (const int64_t *)a->buffers[a->n_buffers - 1];
     memcpy(&size, v, 4);
     if (size < 0)
-        return malformed(c, "row %lld: string_view length %ld is negative",
-                         (long long)(c->row_base + i), (long)size);
+        return malformed(c, "%s %lld: string_view length %ld is negative",
+                         c->rowname, (long long)(c->row_base + i), (long)size);
     if (size <= 12) {
         *p = v + 4;
         *n = size;
@@ -613,15 +625,15 @@ view_value(const aw_ctx *c, const struct ArrowArray *a, int64_t i, const uint8_t
     memcpy(&idx, v + 8, 4);
     memcpy(&off, v + 12, 4);
     if (idx < 0 || idx >= nvar)
-        return malformed(c, "row %lld: string_view buffer index %ld is outside the %lld "
+        return malformed(c, "%s %lld: string_view buffer index %ld is outside the %lld "
                             "variadic buffer(s)",
-                         (long long)(c->row_base + i), (long)idx, (long long)nvar);
+                         c->rowname, (long long)(c->row_base + i), (long)idx, (long long)nvar);
     if (sizes == NULL)
         return malformed(c, "the variadic buffer sizes are NULL");
     if (off < 0 || (int64_t)off + size > sizes[idx])
-        return malformed(c, "row %lld: string_view range [%ld, %lld) is outside variadic "
+        return malformed(c, "%s %lld: string_view range [%ld, %lld) is outside variadic "
                             "buffer %ld of %lld bytes",
-                         (long long)(c->row_base + i), (long)off, (long long)off + size,
+                         c->rowname, (long long)(c->row_base + i), (long)off, (long long)off + size,
                          (long)idx, (long long)sizes[idx]);
     if (a->buffers[2 + idx] == NULL)
         return malformed(c, "variadic buffer %ld is NULL", (long)idx);
@@ -726,13 +738,219 @@ write_view_chunk(const aw_ctx *c, const struct ArrowArray *a)
     return 0;
 }
 
+/* ------------------------------------------- dictionary-encoded strings */
+
+static inline int64_t
+index_at(const void *buf, char fmt, int64_t i)
+{
+    switch (fmt) {
+    case 'c': return ((const int8_t *)buf)[i];
+    case 'C': return ((const uint8_t *)buf)[i];
+    case 's': return ((const int16_t *)buf)[i];
+    case 'S': return ((const uint16_t *)buf)[i];
+    case 'i': return ((const int32_t *)buf)[i];
+    case 'I': return ((const uint32_t *)buf)[i];
+    case 'l': return ((const int64_t *)buf)[i];
+    default: { /* 'L': above INT64_MAX reads as negative, refused as out of range */
+        uint64_t u = ((const uint64_t *)buf)[i];
+        return u > (uint64_t)INT64_MAX ? -1 : (int64_t)u;
+    }
+    }
+}
+
+/* Entry k of a checked dictionary: 0 null, 1 a value p[0:n]. */
+static inline int
+dict_entry(const aw_ctx *dc, const struct ArrowArray *d, int64_t k, const uint8_t **p,
+           Py_ssize_t *n)
+{
+    const uint8_t *validity = d->null_count == 0 ? NULL : (const uint8_t *)d->buffers[0];
+    if (!row_valid(validity, d->offset + k))
+        return 0;
+    if (dc->kind == AK_VIEW) {
+        int over;
+        view_fast(d, k, p, n, &over);
+    }
+    else {
+        int large = dc->kind == AK_LARGE_UTF8;
+        int64_t s = offset_at(d->buffers[1], large, d->offset + k);
+        int64_t e = offset_at(d->buffers[1], large, d->offset + k + 1);
+        *p = (const uint8_t *)d->buffers[2] + s;
+        *n = (Py_ssize_t)(e - s);
+    }
+    return 1;
+}
+
+/*
+ * One dictionary-encoded chunk: integer indices (n_buffers 2: validity,
+ * indices) into a string array (its `dictionary`).  The dictionary is
+ * checked like any string array (structure, offsets or views) and each of
+ * its values validated once; every index of a non-null row must lie in the
+ * dictionary.  A row is null when its index slot or its dictionary entry
+ * is.  Errors name the row of the indices; for bad UTF-8, `data_offset` is
+ * the byte of the dictionary's values buffer (of the value for string_view).
+ */
+static int
+write_dict_chunk(const aw_ctx *c, const struct ArrowArray *a)
+{
+    aw_ctx dc = *c;
+    const struct ArrowArray *d = a->dictionary;
+    const uint8_t *validity;
+    int64_t i, k, dlen, first_null = -1, first_bad = -1;
+    Py_ssize_t total = 0, n = 0;
+    const uint8_t *p = NULL;
+    uint8_t *state = NULL; /* per entry: 0 null, 1 valid, 2 invalid UTF-8 */
+    u8p_dec_status st = U8P_DEC_OK;
+    u8p_scan_result r;
+    WriterObject *w = c->w;
+    int rc = -1;
+
+    /* the indices */
+    if (a->length < 0 || a->offset < 0 || a->offset > INT64_MAX - a->length - 1)
+        return malformed(c, "length %lld / offset %lld of the dictionary indices",
+                         (long long)a->length, (long long)a->offset);
+    if (a->null_count < -1 || a->null_count > a->length)
+        return malformed(c, "null_count %lld of the dictionary indices",
+                         (long long)a->null_count);
+    if (a->n_buffers != 2 || a->buffers == NULL)
+        return malformed(c, "dictionary indices have 2 buffers (validity, indices), got "
+                            "n_buffers=%lld%s",
+                         (long long)a->n_buffers, a->buffers == NULL ? " and NULL buffers" : "");
+    if (a->n_children != 0)
+        return malformed(c, "dictionary indices have no children, got n_children=%lld",
+                         (long long)a->n_children);
+    if (d == NULL)
+        return malformed(c, "the schema is dictionary-encoded but the array has no "
+                            "dictionary");
+    if (a->null_count > 0 && a->buffers[0] == NULL)
+        return malformed(c, "null_count is %lld but the validity buffer is NULL",
+                         (long long)a->null_count);
+    if (a->length > 0 && a->buffers[1] == NULL)
+        return malformed(c, "the indices buffer is NULL with length %lld",
+                         (long long)a->length);
+    /* the dictionary: a string array, checked in full */
+    dc.index_fmt = 0;
+    dc.rowname = "dictionary value";
+    dc.row_base = 0;
+    if (check_common(&dc, d) < 0)
+        return -1;
+    dlen = d->length;
+    if (dc.kind != AK_VIEW && dlen > 0) {
+        const int large = dc.kind == AK_LARGE_UTF8;
+        int64_t first = offset_at(d->buffers[1], large, d->offset);
+        if (first < 0)
+            return malformed(c, "dictionary value 0 starts at offset %lld (negative)",
+                             (long long)first);
+        for (k = 0; k < dlen; k++) {
+            int64_t s = offset_at(d->buffers[1], large, d->offset + k);
+            int64_t e = offset_at(d->buffers[1], large, d->offset + k + 1);
+            if (e < s)
+                return malformed(c, "dictionary offsets decrease at value %lld",
+                                 (long long)k);
+        }
+        if (offset_at(d->buffers[1], large, d->offset + dlen) > first && d->buffers[2] == NULL)
+            return malformed(c, "the dictionary's values buffer is NULL");
+    }
+    state = (uint8_t *)PyMem_Malloc(dlen > 0 ? (size_t)dlen : 1);
+    if (state == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    {
+        const uint8_t *dv = d->null_count == 0 ? NULL : (const uint8_t *)d->buffers[0];
+        for (k = 0; k < dlen; k++) {
+            if (!row_valid(dv, d->offset + k)) {
+                state[k] = 0;
+                continue;
+            }
+            if (dc.kind == AK_VIEW) {
+                if (view_value(&dc, d, k, &p, &n) < 0)
+                    goto done;
+            }
+            else
+                dict_entry(&dc, d, k, &p, &n);
+            state[k] = value_ok(p, n, c->allow_surrogates, &st, &r) ? 1 : 2;
+        }
+    }
+    /* pass 1: indices in range, nulls, the first bad row, size */
+    validity = a->null_count == 0 ? NULL : (const uint8_t *)a->buffers[0];
+    for (i = 0; i < a->length; i++) {
+        if (row_valid(validity, a->offset + i)) {
+            k = index_at(a->buffers[1], c->index_fmt, a->offset + i);
+            if (k < 0 || k >= dlen) {
+                malformed(c, "row %lld: dictionary index %lld is outside the dictionary of "
+                             "%lld value(s)",
+                          (long long)(c->row_base + i), (long long)k, (long long)dlen);
+                goto done;
+            }
+            if (state[k] != 0) {
+                if (state[k] == 2 && first_bad < 0)
+                    first_bad = i;
+                dict_entry(&dc, d, k, &p, &n);
+                total += aw_record_size(n);
+                continue;
+            }
+        }
+        if (c->nulls == NULLS_ERROR) {
+            if (first_null < 0)
+                first_null = i;
+        }
+        else if (c->nulls == NULLS_EMPTY)
+            total += aw_null_size();
+    }
+    if (first_null >= 0 && (first_bad < 0 || first_null < first_bad)) {
+        null_error(c, first_null);
+        goto done;
+    }
+    if (first_bad >= 0 && w->eh == U8P_ERR_STRICT) {
+        k = index_at(a->buffers[1], c->index_fmt, a->offset + first_bad);
+        dict_entry(&dc, d, k, &p, &n);
+        value_ok(p, n, c->allow_surrogates, &st, &r);
+        value_error(c, first_bad, p, n,
+                    dc.kind == AK_VIEW ? -1
+                                       : (int64_t)(p - (const uint8_t *)d->buffers[2]),
+                    st, &r);
+        goto done;
+    }
+    if (first_bad < 0 && u8p_writer_reserve(w, total) < 0)
+        goto done;
+    for (i = 0; i < a->length; i++) {
+        if (row_valid(validity, a->offset + i)) {
+            k = index_at(a->buffers[1], c->index_fmt, a->offset + i);
+            if (state[k] != 0) {
+                dict_entry(&dc, d, k, &p, &n);
+                if (state[k] == 2) {
+                    if (put_via_handler(c, i, p, n) < 0)
+                        goto done;
+                    continue;
+                }
+                if (u8p_writer_reserve(w, aw_record_size(n)) < 0)
+                    goto done;
+                w->len = (Py_ssize_t)(aw_put_record(w->buf + w->len, p, n, 0) - w->buf);
+                continue;
+            }
+        }
+        if (c->nulls == NULLS_EMPTY) {
+            if (u8p_writer_reserve(w, aw_null_size()) < 0)
+                goto done;
+            w->len = (Py_ssize_t)(aw_put_null(w->buf + w->len) - w->buf);
+        }
+    }
+    rc = 0;
+done:
+    PyMem_Free(state);
+    return rc;
+}
+
 static int
 write_chunk(aw_ctx *c, const struct ArrowArray *a)
 {
     int rc;
-    if (check_common(c, a) < 0)
+    if (c->index_fmt)
+        rc = write_dict_chunk(c, a);
+    else if (check_common(c, a) < 0)
         return -1;
-    rc = c->kind == AK_VIEW ? write_view_chunk(c, a) : write_offsets_chunk(c, a);
+    else
+        rc = c->kind == AK_VIEW ? write_view_chunk(c, a) : write_offsets_chunk(c, a);
     if (rc == 0)
         c->row_base += a->length;
     return rc;
@@ -890,7 +1108,7 @@ write_from_array(aw_ctx *c, PyObject *obj)
         return -1;
     }
     Py_DECREF(res);
-    if (schema_kind(&schema, &c->kind) == 0)
+    if (schema_kind(&schema, &c->kind, &c->index_fmt) == 0)
         rc = write_chunk(c, &array);
     release_array(&array);
     release_schema(&schema);
@@ -947,7 +1165,7 @@ write_from_stream(aw_ctx *c, PyObject *obj)
         release_stream(&stream);
         return -1;
     }
-    if (schema_kind(&schema, &c->kind) < 0)
+    if (schema_kind(&schema, &c->kind, &c->index_fmt) < 0)
         goto done;
     c->chunk = 0;
     for (;;) {
@@ -1000,6 +1218,8 @@ u8p_writer_write_arrow_obj(WriterObject *w, PyObject *obj, int nulls)
     c.allow_surrogates = w->eh == U8P_ERR_SURROGATEPASS;
     c.row_base = 0;
     c.chunk = -1;
+    c.index_fmt = 0;
+    c.rowname = "row";
     w->busy = 1;
     if (PyObject_HasAttr(tp, s_arrow_c_array))
         rc = write_from_array(&c, obj);

@@ -123,7 +123,11 @@ class ArrayProducer:
     """Exports one array.  buffers: a list of bytes or None (NULL)."""
 
     def __init__(self, fmt, length, buffers, *, offset=0, null_count=0, n_buffers=None,
-                 n_children=0, buffers_null=False):
+                 n_children=0, buffers_null=False, dictionary=None, array_dictionary=True):
+        """dictionary: an ArrayProducer of the values (this one the indices);
+        array_dictionary=False leaves ArrowArray.dictionary NULL (malformed)."""
+        self.dictionary = dictionary
+        self._array_dictionary = array_dictionary
         self.schema_released = Counter()
         self.array_released = Counter()
         self.calls = 0
@@ -141,10 +145,14 @@ class ArrayProducer:
 
         def rel_schema(p):
             self.schema_released.n += 1
+            if self.dictionary is not None:  # a parent releases its dictionary
+                self.dictionary._rel_schema(ctypes.pointer(self._ds))
             p.contents.release = None
 
         def rel_array(p):
             self.array_released.n += 1
+            if self.dictionary is not None and self._array_dictionary:
+                self.dictionary._rel_array(ctypes.pointer(self._da))
             p.contents.release = None
 
         self._rel_schema = SCHEMA_RELEASE(rel_schema)
@@ -156,6 +164,9 @@ class ArrayProducer:
         s.name = b""
         s.flags = 2
         s.release = _fnptr(self._rel_schema)
+        if self.dictionary is not None:
+            self._ds = self.dictionary.make_schema()
+            s.dictionary = ctypes.addressof(self._ds)
         return s
 
     def make_array(self):
@@ -167,6 +178,9 @@ class ArrayProducer:
         a.n_children = self._n_children
         a.buffers = None if self._buffers_null else ctypes.cast(self._ptrs, c_void_p).value
         a.release = _fnptr(self._rel_array)
+        if self.dictionary is not None and self._array_dictionary:
+            self._da = self.dictionary.make_array()
+            a.dictionary = ctypes.addressof(self._da)
         return a
 
     def __arrow_c_array__(self, requested_schema=None):

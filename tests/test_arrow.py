@@ -121,13 +121,79 @@ def test_invalid_utf8_planted_in_a_slice_and_in_string_view():
         assert ei.value.row == 1 and ei.value.start == 5
 
 
-def test_dictionary_and_binary_are_refused_clearly():
-    with pytest.raises(TypeError, match="dictionary-encoded"):
-        BufferWriter().write_arrow(pa.array(["a", "b", "a"]).dictionary_encode())
+def test_binary_and_tables_are_refused_clearly():
     with pytest.raises(TypeError, match="binary"):
         BufferWriter().write_arrow(pa.array([b"a"]))
     with pytest.raises(TypeError, match="struct"):
         BufferWriter().write_arrow(pa.record_batch({"s": ["a"]}))
+    with pytest.raises(TypeError, match="got Arrow format 'l'"):
+        BufferWriter().write_arrow(pa.array([1, 2]).dictionary_encode())
+
+
+INDEX_TYPES = [pa.int8(), pa.uint8(), pa.int16(), pa.uint16(), pa.int32(), pa.uint32(),
+               pa.int64(), pa.uint64()]
+
+
+@pytest.mark.parametrize("index_type", INDEX_TYPES, ids=str)
+@pytest.mark.parametrize("value_type", TYPES, ids=str)
+@given(vals=st.lists(st.one_of(st.none(), st.sampled_from(["a", "é", "", "東京", "x" * 20])),
+                     max_size=40),
+       cut=st.tuples(st.integers(0, 40), st.integers(0, 40)))
+def test_dictionary_encoded(index_type, value_type, vals, cut):
+    dictionary = pa.array(["a", "é", "", "東京", "x" * 20, None], type=value_type)
+    lookup = {v: i for i, v in enumerate(["a", "é", "", "東京", "x" * 20])}
+    # a None value points either at a null index slot or at the null entry
+    idx = [None if v is None and i % 2 else (5 if v is None else lookup[v])
+           for i, v in enumerate(vals)]
+    arr = pa.DictionaryArray.from_arrays(pa.array(idx, type=index_type), dictionary)
+    a, b = sorted(cut)
+    arr, vals = arr.slice(a, b - a), vals[a:b]
+    for nulls in ("skip", "empty"):
+        w = BufferWriter()
+        w.write_arrow(arr, nulls=nulls)
+        assert w.getvalue() == expected_blob(vals, nulls)
+    if None in vals:
+        with pytest.raises(ValueError, match="row %d is null" % vals.index(None)):
+            BufferWriter().write_arrow(arr)
+
+
+def test_dictionary_from_pandas_and_polars_categoricals():
+    import pandas as pd
+    w = BufferWriter()
+    w.write_arrow(pd.Series(["p", "q", "p"], dtype="category"))
+    assert decode_all(w.getvalue()) == ["p", "q", "p"]
+    pl = pytest.importorskip("polars", reason="polars is not installed")
+    w = BufferWriter()
+    w.write_arrow(pl.Series(["x", "y", "x"], dtype=pl.Categorical))
+    assert decode_all(w.getvalue()) == ["x", "y", "x"]
+
+
+def test_dictionary_bad_index_and_bad_utf8():
+    dictionary = pa.Array.from_buffers(pa.utf8(), 3, [None, pa.py_buffer(
+        (0).to_bytes(4, "little") + (2).to_bytes(4, "little") + (4).to_bytes(4, "little")
+        + (5).to_bytes(4, "little")), pa.py_buffer(b"okb\xffz")])
+    bad_idx = pa.DictionaryArray.from_arrays(pa.array([0, 7], type=pa.int8()), dictionary,
+                                             safe=False)
+    w = BufferWriter()
+    w.write_string("keep")
+    with pytest.raises(ValueError, match=r"row 1: dictionary index 7 is outside the "
+                                         r"dictionary of 3 value\(s\)"):
+        w.write_arrow(bad_idx)
+    neg = pa.DictionaryArray.from_arrays(pa.array([-1], type=pa.int16()), dictionary,
+                                         safe=False)
+    with pytest.raises(ValueError, match="dictionary index -1"):
+        w.write_arrow(neg)
+    uses_bad = pa.DictionaryArray.from_arrays(pa.array([0, 2, 1], type=pa.int32()),
+                                              dictionary)
+    w.write_arrow(uses_bad.slice(0, 2))  # the invalid entry is not used: fine
+    assert decode_all(w.getvalue()) == ["keep", "ok", "z"]
+    with pytest.raises(UnicodeDecodeError) as ei:
+        w.write_arrow(uses_bad)
+    assert ei.value.row == 2 and ei.value.data_offset == 3 and ei.value.start == 1
+    assert decode_all(w.getvalue()) == ["keep", "ok", "z"]
+    w2 = BufferWriter(errors="replace")
+    w2.write_arrow(uses_bad)
+    assert decode_all(w2.getvalue()) == ["ok", "z", "b\ufffd"]
 
 
 @pytest.mark.parametrize("case", ["ok", "null_error", "chunked", "chunked_error"])

@@ -280,3 +280,41 @@ def test_stream_with_a_null_callback_is_refused():
     assert w.getvalue() == PREFILL
     gc.collect()
     assert s.stream_released.n == 1 and s.schema_released.n == 0
+
+
+def _dict_values():
+    return utf8([b"zero", b"one"])
+
+
+@pytest.mark.parametrize("make,pattern", [
+    (lambda: ArrayProducer("c", 2, [None, bytes([1, 0])], dictionary=_dict_values()), None),
+    (lambda: ArrayProducer("c", 2, [None, bytes([1, 0]), b""], dictionary=_dict_values()),
+     r"2 buffers \(validity, indices\), got n_buffers=3"),
+    (lambda: ArrayProducer("c", 2, [None, bytes([1, 0])], dictionary=_dict_values(),
+                           array_dictionary=False),
+     r"no dictionary"),
+    (lambda: ArrayProducer("f", 2, [None, bytes(8)], dictionary=_dict_values()),
+     r"dictionary indices of format 'f'"),
+    (lambda: ArrayProducer("c", 2, [None, bytes([1, 2])], dictionary=_dict_values()),
+     r"row 1: dictionary index 2 is outside the dictionary of 2 value"),
+    (lambda: ArrayProducer("c", 1, [None, bytes([0])], dictionary=ArrayProducer(
+        "u", 2, [None, offsets32(0, 3, 1), b"abc"])),
+     r"dictionary offsets decrease at value 1"),
+    (lambda: ArrayProducer("c", 1, [None, bytes([0])], dictionary=ArrayProducer(
+        "vu", 1, [None, view(b"x" * 20, 2, 0), offsets64()])),
+     r"dictionary value 0: string_view buffer index 2 is outside"),
+])
+def test_dictionary_producer(make, pattern):
+    p = make()
+    w = fresh()
+    if pattern is None:
+        w.write_arrow(p)
+        assert decode_all(w.getvalue()[len(PREFILL):]) == ["one", "zero"]
+    else:
+        with pytest.raises(ValueError, match=pattern):
+            w.write_arrow(p)
+        assert w.getvalue() == PREFILL
+    assert released(p)
+    if p._array_dictionary:  # released through its parent, once
+        assert p.dictionary.array_released.n == 1
+    assert p.dictionary.schema_released.n == 1
