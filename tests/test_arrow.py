@@ -158,7 +158,7 @@ def test_dictionary_encoded(index_type, value_type, vals, cut):
 
 
 def test_dictionary_from_pandas_and_polars_categoricals():
-    import pandas as pd
+    pd = pytest.importorskip("pandas", reason="pandas is not installed")
     w = BufferWriter()
     w.write_arrow(pd.Series(["p", "q", "p"], dtype="category"))
     assert decode_all(w.getvalue()) == ["p", "q", "p"]
