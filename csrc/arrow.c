@@ -1939,6 +1939,14 @@ read_arrow(const rd_ctx *c, Py_ssize_t *pos, Py_ssize_t limit)
         goto fail;
     }
     count = got;
+    if (limit < 0) { /* give back what the prefixes and the offsets' growth took */
+        void *nb;
+        if (cap - total > cap / 8 && (nb = realloc(b->values, (size_t)total + 32)) != NULL)
+            b->values = (uint8_t *)nb;
+        if (ocap - (count + 1) > ocap / 8 &&
+            (nb = realloc(b->offsets, (size_t)(count + 1) * (large ? 8 : 4))) != NULL)
+            b->offsets = nb;
+    }
     if (large && total <= large_threshold) { /* the prefixes made the data look large */
         for (i = 0; i <= count; i++)
             ((int32_t *)b->offsets)[i] = (int32_t)((int64_t *)b->offsets)[i];
