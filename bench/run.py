@@ -1,6 +1,7 @@
 """utf8pfx writer and reader benchmarks: one command, see bench/README.md.
 
     python -m bench [--reader] [--quick|--full] [--isa] [--json PATH] [--plot PATH]
+    python -m bench --arrow [--quick|--full] [--values N] [--json PATH]   (bench/arrow.py)
     python bench/run.py ...            (same thing)
 """
 import argparse
@@ -324,6 +325,11 @@ def save_pyperf(path, wls, results):
 
 
 def main(argv=None):
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if "--arrow" in argv:  # the Arrow in/out suite (issue 12): bench/arrow.py
+        from bench import arrow
+        argv.remove("--arrow")
+        return arrow.main(argv)
     args = parse(argv)
     timing.set_clock(args.clock)
     if args.worker_out:

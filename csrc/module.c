@@ -5,6 +5,7 @@
  *   functions.c  encode(), utf8_length(), vint_size()
  *   writer.c     BufferWriter
  *   reader.c     BufferReader, decode(), decode_all()
+ *   arrow.c      Arrow in/out: write_arrow, read_strings_arrow, decode_arrow, ArrowUtf8Array
  * Shared glue (argument parsing) is in args.c, the str -> UTF-8 body
  * helpers in encode.c; the kernels (no Python.h) in kernels/.
  */
@@ -27,6 +28,8 @@ module_exec(PyObject *module)
     if (u8p_writer_exec(module, st) < 0)
         return -1;
     if (u8p_reader_exec(module, st) < 0)
+        return -1;
+    if (u8p_arrow_exec(module, st) < 0)
         return -1;
     return 0;
 }

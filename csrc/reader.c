@@ -650,6 +650,12 @@ reader_check(ReaderObject *self)
     return 0;
 }
 
+int
+u8p_reader_check(ReaderObject *self)
+{
+    return reader_check(self);
+}
+
 static inline void
 reader_ctx(ReaderObject *self, rd_ctx *c)
 {
@@ -770,18 +776,17 @@ Reader_read_string(ReaderObject *self, PyObject *Py_UNUSED(ignored))
     return s;
 }
 
-static PyObject *
-Reader_read_strings(ReaderObject *self, PyObject *const *args, Py_ssize_t nargs,
-                    PyObject *kwnames)
+int
+u8p_parse_read_n(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
+                 const char *fname, Py_ssize_t *limit)
 {
-    Py_ssize_t limit = -1, pos;
-    PyObject *arg = NULL, *list;
-    rd_ctx c;
+    PyObject *arg = NULL;
 
+    *limit = -1;
     if (nargs > 1) {
         PyErr_Format(PyExc_TypeError,
-                     "read_strings() takes at most 1 positional argument (%zd given)", nargs);
-        return NULL;
+                     "%s() takes at most 1 positional argument (%zd given)", fname, nargs);
+        return -1;
     }
     if (nargs == 1)
         arg = args[0];
@@ -791,22 +796,35 @@ Reader_read_strings(ReaderObject *self, PyObject *const *args, Py_ssize_t nargs,
             PyObject *key = PyTuple_GET_ITEM(kwnames, i);
             if (PyUnicode_CompareWithASCIIString(key, "n") != 0 || arg != NULL) {
                 PyErr_Format(PyExc_TypeError,
-                             "read_strings() got an unexpected or repeated keyword %R", key);
-                return NULL;
+                             "%s() got an unexpected or repeated keyword %R", fname, key);
+                return -1;
             }
             arg = args[nargs + i];
         }
     }
     if (arg != NULL) {
-        limit = PyNumber_AsSsize_t(arg, PyExc_OverflowError);
-        if (limit == -1 && PyErr_Occurred())
-            return NULL;
-        if (limit < -1) {
-            PyErr_Format(PyExc_ValueError, "read_strings() n must be >= 0 or -1, got %zd",
-                         limit);
-            return NULL;
+        *limit = PyNumber_AsSsize_t(arg, PyExc_OverflowError);
+        if (*limit == -1 && PyErr_Occurred())
+            return -1;
+        if (*limit < -1) {
+            PyErr_Format(PyExc_ValueError, "%s() n must be >= 0 or -1, got %zd", fname,
+                         *limit);
+            return -1;
         }
     }
+    return 0;
+}
+
+static PyObject *
+Reader_read_strings(ReaderObject *self, PyObject *const *args, Py_ssize_t nargs,
+                    PyObject *kwnames)
+{
+    Py_ssize_t limit, pos;
+    PyObject *list;
+    rd_ctx c;
+
+    if (u8p_parse_read_n(args, nargs, kwnames, "read_strings", &limit) < 0)
+        return NULL;
     READER_OPEN_OR_FAIL(self);
     reader_ctx(self, &c);
     pos = self->pos;
@@ -902,6 +920,17 @@ Reader_close(ReaderObject *self, PyObject *Py_UNUSED(ignored))
     }
     reader_release(self);
     Py_RETURN_NONE;
+}
+
+static PyObject *
+Reader_reduce(ReaderObject *self, PyObject *Py_UNUSED(ignored))
+{
+    PyErr_Format(PyExc_TypeError,
+                 "cannot pickle a %s: it reads its data in place (a buffer export, perhaps "
+                 "of an mmap); send the data (bytes, or a BufferWriter) and its position "
+                 "instead",
+                 Py_TYPE(self)->tp_name);
+    return NULL;
 }
 
 static PyObject *
@@ -1017,6 +1046,10 @@ static PyMethodDef Reader_methods[] = {
      METH_FASTCALL | METH_KEYWORDS,
      "read_strings($self, /, n=-1)\n--\n\nRead n strings (all that remain when n is -1) "
      "as a list; all or nothing."},
+    {"read_strings_arrow", (PyCFunction)(void (*)(void))u8p_reader_read_strings_arrow,
+     METH_FASTCALL | METH_KEYWORDS,
+     "read_strings_arrow($self, /, n=-1)\n--\n\nRead n strings (all that remain when n is -1) "
+     "as an ArrowUtf8Array, without a str per value; all or nothing."},
     {"read_vint", (PyCFunction)Reader_read_vint, METH_NOARGS,
      "read_vint($self, /)\n--\n\nRead an unsigned LEB128 VInt (0 <= n < 2**64)."},
     {"read_bytes", (PyCFunction)Reader_read_bytes, METH_NOARGS,
@@ -1029,6 +1062,7 @@ static PyMethodDef Reader_methods[] = {
     {"close", (PyCFunction)Reader_close, METH_NOARGS,
      "close($self, /)\n--\n\nRelease the buffer; further reads raise ValueError."},
     {"__enter__", (PyCFunction)Reader_enter, METH_NOARGS, NULL},
+    {"__reduce__", (PyCFunction)Reader_reduce, METH_NOARGS, NULL},
     {"__exit__", (PyCFunction)(void (*)(void))Reader_exit, METH_FASTCALL, NULL},
     {NULL, NULL, 0, NULL},
 };

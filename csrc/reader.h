@@ -47,4 +47,17 @@ int u8p_rd_record(const rd_ctx *c, Py_ssize_t *pos, Py_ssize_t *payload, Py_ssiz
                   const char *what);
 PyObject *u8p_rd_decode(const rd_ctx *c, Py_ssize_t off, Py_ssize_t n);
 
+/* ---- hooks for further consumers (arrow.c) ---- */
+
+/* Parses the (n=-1) argument of read_strings-like methods into *limit. */
+int u8p_parse_read_n(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
+                     const char *fname, Py_ssize_t *limit);
+
+/* ValueError if the reader is closed. */
+int u8p_reader_check(ReaderObject *self);
+
+/* BufferReader.read_strings_arrow(n=-1). */
+PyObject *u8p_reader_read_strings_arrow(ReaderObject *self, PyObject *const *args,
+                                        Py_ssize_t nargs, PyObject *kwnames);
+
 #endif /* UTF8PFX_READER_H */

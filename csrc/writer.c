@@ -315,6 +315,10 @@ Writer_write_strings(WriterObject *self, PyObject *items)
 
     if (u8p_writer_check_idle(self) < 0)
         return NULL;
+    /* an Arrow column (pyarrow, polars, ...): its UTF-8 is copied, no str made */
+    if (!PyList_CheckExact(items) && !PyTuple_CheckExact(items) &&
+        u8p_is_arrow_exporter(items))
+        return u8p_writer_write_arrow_obj(self, items, 0);
     self->busy = 1;
 
     if (PyList_CheckExact(items) || PyTuple_CheckExact(items)) {
@@ -488,6 +492,53 @@ Writer_reserve(WriterObject *self, PyObject *arg)
     Py_RETURN_NONE;
 }
 
+/* Pickling: BufferWriter(errors=...) holding the same bytes (the capacity
+ * is not kept: the copy is allocated to fit). */
+static PyObject *
+Writer_reduce(WriterObject *self, PyObject *Py_UNUSED(ignored))
+{
+    PyObject *value = Writer_getvalue(self, NULL), *res;
+    if (value == NULL)
+        return NULL;
+    res = Py_BuildValue("(O()(NO))", (PyObject *)Py_TYPE(self), value, self->errors);
+    return res;
+}
+
+static PyObject *
+Writer_setstate(WriterObject *self, PyObject *state)
+{
+    PyObject *value, *errors;
+    u8p_errors eh;
+    Py_buffer view;
+    if (!PyTuple_Check(state) || PyTuple_GET_SIZE(state) != 2) {
+        PyErr_SetString(PyExc_TypeError,
+                        "BufferWriter.__setstate__() expects a (bytes, errors) tuple");
+        return NULL;
+    }
+    value = PyTuple_GET_ITEM(state, 0);
+    errors = PyTuple_GET_ITEM(state, 1);
+    if (u8p_writer_check_idle(self) < 0 || u8p_parse_errors(errors, &eh, "BufferWriter()") < 0)
+        return NULL;
+    if (self->len != 0 || self->exports > 0) {
+        PyErr_SetString(PyExc_ValueError,
+                        "BufferWriter.__setstate__() needs an empty writer with no exports");
+        return NULL;
+    }
+    if (PyObject_GetBuffer(value, &view, PyBUF_SIMPLE) < 0)
+        return NULL;
+    if (u8p_writer_reserve(self, view.len) < 0) {
+        PyBuffer_Release(&view);
+        return NULL;
+    }
+    if (view.len)
+        memcpy(self->buf, view.buf, (size_t)view.len);
+    self->len = view.len;
+    PyBuffer_Release(&view);
+    Py_SETREF(self->errors, Py_NewRef(errors));
+    self->eh = eh;
+    Py_RETURN_NONE;
+}
+
 static PyObject *
 Writer_sizeof(WriterObject *self, PyObject *Py_UNUSED(ignored))
 {
@@ -625,6 +676,13 @@ static PyMethodDef Writer_methods[] = {
     {"write_strings", (PyCFunction)Writer_write_strings, METH_O,
      "write_strings($self, iterable, /)\n--\n\nwrite_string() for each item, all or nothing.\n"
      "Return the total number of bytes appended."},
+    {"write_arrow", (PyCFunction)(void (*)(void))u8p_writer_write_arrow,
+     METH_FASTCALL | METH_KEYWORDS,
+     "write_arrow($self, array, /, *, nulls='error')\n--\n\n"
+     "Append one record per value of an Arrow utf8, large_utf8 or string_view array or\n"
+     "stream (__arrow_c_array__ / __arrow_c_stream__), copying its UTF-8 (validated)\n"
+     "without making a str.  nulls: 'error', 'skip' or 'empty'.  All or nothing.\n"
+     "Return the number of bytes appended."},
     {"write_vint", (PyCFunction)Writer_write_vint, METH_O,
      "write_vint($self, n, /)\n--\n\nAppend n (0 <= n < 2**64) as an unsigned LEB128 VInt."},
     {"write_bytes", (PyCFunction)Writer_write_bytes, METH_O,
@@ -638,6 +696,8 @@ static PyMethodDef Writer_methods[] = {
     {"reserve", (PyCFunction)Writer_reserve, METH_O,
      "reserve($self, n, /)\n--\n\nMake room for n more bytes without further growth."},
     {"__sizeof__", (PyCFunction)Writer_sizeof, METH_NOARGS, NULL},
+    {"__reduce__", (PyCFunction)Writer_reduce, METH_NOARGS, NULL},
+    {"__setstate__", (PyCFunction)Writer_setstate, METH_O, NULL},
     {NULL, NULL, 0, NULL},
 };
 

@@ -62,4 +62,16 @@ Py_ssize_t u8p_writer_put_str(WriterObject *w, PyObject *obj, const char *what);
 Py_ssize_t u8p_writer_put_body(WriterObject *w, const void *p, Py_ssize_t n);
 Py_ssize_t u8p_writer_put_null(WriterObject *w);
 
+/* ---- Arrow in (arrow.c) ---- */
+
+/* True if obj's type has __arrow_c_array__ or __arrow_c_stream__. */
+int u8p_is_arrow_exporter(PyObject *obj);
+
+/* BufferWriter.write_arrow(array, /, *, nulls="error"). */
+PyObject *u8p_writer_write_arrow(WriterObject *w, PyObject *const *args, Py_ssize_t nargs,
+                                 PyObject *kwnames);
+
+/* write_arrow's body, nulls = 0 ("error"), 1 ("skip") or 2 ("empty"). */
+PyObject *u8p_writer_write_arrow_obj(WriterObject *w, PyObject *obj, int nulls);
+
 #endif /* UTF8PFX_WRITER_H */

@@ -7,10 +7,12 @@ reader builds each str straight in its final storage kind.
 """
 try:
     from ._core import (
+        ArrowUtf8Array,
         BufferReader,
         BufferWriter,
         decode,
         decode_all,
+        decode_arrow,
         encode,
         isa,
         utf8_length,
@@ -29,10 +31,12 @@ except ModuleNotFoundError as _missing:  # pragma: no cover - depends on how it 
 from ._version import __version__
 
 __all__ = [
+    "ArrowUtf8Array",
     "BufferReader",
     "BufferWriter",
     "decode",
     "decode_all",
+    "decode_arrow",
     "encode",
     "isa",
     "utf8_length",
