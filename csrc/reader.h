@@ -29,7 +29,7 @@ typedef struct {
     int strict_vint;
 } rd_ctx;
 
-/* ---- hooks for further consumers (arrow.c) ---- */
+/* ---- hooks for further consumers (arrow_out.c) ---- */
 
 /* One length prefix and its payload at *pos (the reader's record parser):
  * payload [*payload, *payload + *plen); *pos moves past both on success;

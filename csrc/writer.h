@@ -43,7 +43,7 @@ u8p_writer_reserve(WriterObject *w, Py_ssize_t extra)
     return u8p_writer_grow(w, extra);
 }
 
-/* ---- Arrow in (arrow.c) ---- */
+/* ---- Arrow in (arrow_in.c) ---- */
 
 /* Appends one prefixed str (what write_string does); `what` names the item
  * in a TypeError.  Returns the bytes appended, or -1. */
