@@ -155,14 +155,31 @@ def peers() -> Dict[str, Any]:
     return found
 
 
+SAMPLE_SECONDS = 0.005  # one timed sample runs the approach this long at least
+MAX_LOOPS = 8  # x 256 kB of prepared strings: stays near the caches
+
+
 def best_time(run: Callable[[Any], Any], prepare: Callable[[], Any], repeat: int) -> float:
-    """Best process CPU time of run(prepare()) over repeat runs; prepare is untimed."""
+    """Best time of one run(prepare()) over ``repeat`` samples; prepare is untimed.
+
+    A sample runs the approach ``loops`` times in a row (each on its own
+    prepared argument), enough to last SAMPLE_SECONDS, so one page fault or
+    timer tick does not decide a figure.  Process CPU time, not wall time:
+    other work on a shared machine counts less.
+    """
+    arg = prepare()
+    t0 = time.perf_counter()
+    run(arg)  # warm-up, and the calibration of loops
+    once = max(time.perf_counter() - t0, 1e-7)
+    loops = max(1, min(MAX_LOOPS, int(SAMPLE_SECONDS / once) + 1))
     best = float("inf")
-    for _ in range(repeat):
-        arg = prepare()
+    for _ in range(max(1, repeat)):
+        args = [prepare() for _ in range(loops)]
         t0 = time.process_time()
-        run(arg)
-        best = min(best, time.process_time() - t0)
+        for a in args:
+            run(a)
+        best = min(best, (time.process_time() - t0) / loops)
+        del args
     return best
 
 
