@@ -56,8 +56,8 @@ def read_sample() -> bytes:
 
 # --- presets: keywords passed to the core only when given --------------------
 
-def format_kw(args: argparse.Namespace) -> Dict[str, str]:
-    kw = {}
+def format_kw(args: argparse.Namespace) -> Dict[str, Any]:
+    kw: Dict[str, Any] = {}
     if getattr(args, "prefix", None) is not None:
         kw["prefix"] = args.prefix
     if getattr(args, "encoding", None) is not None:
@@ -65,15 +65,15 @@ def format_kw(args: argparse.Namespace) -> Dict[str, str]:
     return kw
 
 
-def check_core_accepts(kw: Dict[str, str]) -> None:
+def check_core_accepts(kw: Dict[str, Any]) -> None:
     """UsageError when this build of the core has no wire-format presets."""
     if not kw:
         return
     from . import BufferReader
 
     try:
-        BufferWriter(**kw)  # type: ignore[call-arg]
-        BufferReader(b"", **kw)  # type: ignore[call-arg]
+        BufferWriter(**kw)
+        BufferReader(b"", **kw)
     except TypeError as exc:
         flags = " and ".join("--" + k for k in kw)
         raise UsageError(
@@ -173,9 +173,9 @@ def _json_strings(lines: List[bytes], first: int) -> List[str]:
 
 
 def _encode_failure(strings: List[str], first: int, args: argparse.Namespace,
-                    kw: Dict[str, str], exc: Exception) -> BadData:
+                    kw: Dict[str, Any], exc: Exception) -> BadData:
     # find the culprit one string at a time (write_strings is all or nothing)
-    probe = BufferWriter(errors=args.errors, **kw)  # type: ignore[call-arg]
+    probe = BufferWriter(errors=args.errors, **kw)
     for i, s in enumerate(strings):
         try:
             probe.write_string(s)
@@ -201,7 +201,7 @@ def cmd_encode(args: argparse.Namespace) -> int:
     show = sample or args.summary
     stats = Stats() if show else None
     progress = make_progress(args, "encode", size)
-    w = BufferWriter(errors=args.errors, **kw)  # type: ignore[call-arg]
+    w = BufferWriter(errors=args.errors, **kw)
     total = 0
     # the sample alone only prints its summary; with -o it is written too
     out: Any = Output(args.output) if (args.output is not None or not sample) else _Discard()
@@ -454,6 +454,7 @@ def _handler(name: str) -> str:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of the command line (all sub-commands and options)."""
     p = argparse.ArgumentParser(
         prog="utf8pfx",
         description="Length-prefixed UTF-8 blobs (VInt/LEB128 prefix, as Lucene's writeString "

@@ -124,7 +124,7 @@ def _str_encode(strings: List[str]) -> None:
 
 
 def _pb_class() -> Any:
-    from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+    from google.protobuf import descriptor_pb2, descriptor_pool, message_factory  # type: ignore
 
     F = descriptor_pb2.FieldDescriptorProto
     fdp = descriptor_pb2.FileDescriptorProto(name="utf8pfx_quick.proto",
@@ -147,7 +147,7 @@ def peers() -> Dict[str, Any]:
     except Exception:  # not installed, or too old to build a class at run time
         pass
     try:
-        import msgpack
+        import msgpack  # type: ignore
 
         found["msgpack"] = msgpack
     except ImportError:
@@ -209,7 +209,7 @@ def measure(strings: List[str], repeat: int, have: Dict[str, Any]) -> Dict[str, 
         def pb_write(ss: List[str]) -> bytes:
             m = cls()
             m.s.extend(ss)
-            return m.SerializeToString()
+            return bytes(m.SerializeToString())
 
         pb_blob = pb_write(strings)
 

@@ -25,6 +25,7 @@ PREFIXES = ("varint", "zigzag", "varint+1", "u16be", "i32be", "u32le")
 ENCODINGS = ("utf-8", "mutf-8")
 
 _VARINT_MAX = 10
+_FIXED = {"u16be": (2, False), "i32be": (4, True), "u32le": (4, False)}  # width, signed
 _HUGE = 1 << 62
 
 
@@ -63,12 +64,14 @@ def header(prefix: str, buf: bytes, pos: int) -> Optional[Tuple[int, int]]:
                     value -= 1
                 return i + 1, (value if value < _HUGE else 0)
         return None if avail < _VARINT_MAX else (_VARINT_MAX, 0)
-    fixed = {"u16be": (2, "big", False), "i32be": (4, "big", True), "u32le": (4, "little", False)}
-    if prefix in fixed:
-        width, order, signed = fixed[prefix]
+    if prefix in _FIXED:
+        width, signed = _FIXED[prefix]
         if avail < width:
             return None
-        return width, int.from_bytes(buf[pos:pos + width], order, signed=signed)
+        raw = buf[pos:pos + width]
+        if prefix.endswith("be"):
+            return width, int.from_bytes(raw, "big", signed=signed)
+        return width, int.from_bytes(raw, "little", signed=signed)
     return None  # a format this module does not know: wait for more input
 
 
