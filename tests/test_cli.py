@@ -423,6 +423,12 @@ def test_missing_input_is_a_usage_error(tmp_path):
     assert r.rc == 2 and "nope.bin" in r.err
 
 
+def test_unwritable_output_is_a_usage_error(tmp_path):
+    (tmp_path / "in.txt").write_bytes(b"a\n")
+    r = cli("encode", tmp_path / "in.txt", "-o", tmp_path / "no-such-dir" / "o.bin")
+    assert r.rc == 2 and "no-such-dir" in r.err
+
+
 def test_help_says_json_is_lossless():
     r = cli("decode", "--help")
     assert r.rc == 0

@@ -102,6 +102,14 @@ def open_input(path: Optional[str]) -> Tuple[IO[bytes], Optional[int], str]:
     return f, size, path
 
 
+def open_output(path: Optional[str]) -> Output:
+    """An Output (temporary file beside ``path``, renamed on success)."""
+    try:
+        return Output(path)
+    except OSError as exc:
+        raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
+
+
 def make_progress(args: argparse.Namespace, label: str, size: Optional[int]) -> Optional[Progress]:
     want = args.progress
     if want is None:
@@ -204,7 +212,7 @@ def cmd_encode(args: argparse.Namespace) -> int:
     w = BufferWriter(errors=args.errors, **kw)
     total = 0
     # the sample alone only prints its summary; with -o it is written too
-    out: Any = Output(args.output) if (args.output is not None or not sample) else _Discard()
+    out: Any = open_output(args.output) if (args.output is not None or not sample) else _Discard()
     try:
         for first, lines in lines_of(f, args.errors, chunk=args.chunk_size, progress=progress,
                                      decode=not args.json):
@@ -253,7 +261,7 @@ def cmd_decode(args: argparse.Namespace) -> int:
     stream = RecordStream(f, size=size, chunk=args.chunk_size, prefix=args.prefix or "varint",
                           reader_kw=dict(kw, errors=args.errors), progress=progress)
     newlines = 0
-    out = Output(args.output)
+    out = open_output(args.output)
     try:
         for strings in stream.batches():
             if args.json:
