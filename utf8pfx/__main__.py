@@ -421,8 +421,11 @@ temporary file beside them and renamed.  Inputs are streamed in chunks, so
 files of any size take about one chunk plus the longest string of memory.
 """
 
-FORMAT_HELP = ("wire format: --prefix %s (default varint), --encoding %s (default utf-8); "
-               "given only when set" % ("|".join(PREFIXES), "|".join(ENCODINGS)))
+
+def _para(text: str) -> str:
+    import textwrap
+
+    return textwrap.fill(" ".join(text.split()), width=78)
 
 
 def _add_format(p: argparse.ArgumentParser) -> None:
@@ -436,7 +439,8 @@ def _add_common(p: argparse.ArgumentParser) -> None:
     g = p.add_mutually_exclusive_group()
     g.add_argument("--progress", dest="progress", action="store_true", default=None,
                    help="show progress on stderr (default: when stderr is a terminal)")
-    g.add_argument("--no-progress", dest="progress", action="store_false")
+    g.add_argument("--no-progress", dest="progress", action="store_false",
+                   help="never show progress")
     p.add_argument("--chunk-size", type=_size, default=CHUNK, metavar="BYTES",
                    help=f"bytes read at a time (default {CHUNK}; suffixes k, M)")
 
@@ -465,8 +469,8 @@ def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the command line (all sub-commands and options)."""
     p = argparse.ArgumentParser(
         prog="utf8pfx",
-        description="Length-prefixed UTF-8 blobs (VInt/LEB128 prefix, as Lucene's writeString "
-                    "and protobuf string fields) from text lines or JSON strings, and back.",
+        description=_para("Length-prefixed UTF-8 blobs (VInt/LEB128 prefix, as Lucene's writeString "
+                    "and protobuf string fields) from text lines or JSON strings, and back."),
         epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--version", action="version",
                    version=f"utf8pfx {__version__} (kernels: {isa()})")
@@ -474,10 +478,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     e = sub.add_parser(
         "encode", help="text lines or JSON strings -> blob",
-        description="Turn text lines (UTF-8, split on \\n only; a \\r before it is kept) or, with "
+        description=_para("Turn text lines (UTF-8, split on \\n only; a \\r before it is kept) or, with "
                     "--json, one JSON string per line into a blob of length-prefixed strings. "
                     "Without INPUT, encode a multilingual sample shipped in the package and print "
-                    "a summary.", epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+                    "a summary."), epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     e.add_argument("input", nargs="?", metavar="INPUT",
                    help="text file, '-' for stdin (default: the built-in sample)")
     e.add_argument("-o", "--output", metavar="OUT", help="blob file; '-' or none: stdout")
@@ -496,10 +500,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     d = sub.add_parser(
         "decode", help="blob -> text lines or JSON strings",
-        description="Turn a blob back into one line per string.  Plain lines cannot tell a "
+        description=_para("Turn a blob back into one line per string.  Plain lines cannot tell a "
                     "newline inside a string from the end of a line, and need --errors "
                     "surrogateescape/surrogatepass for lone surrogates: --json (one JSON "
-                    "string per line, \\n and \\udXXX escaped) is the only lossless output.",
+                    "string per line, \\n and \\udXXX escaped) is the only lossless output."),
         epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     d.add_argument("blob", metavar="BLOB", help="blob file, '-' for stdin")
     d.add_argument("-o", "--output", metavar="OUT", help="output file; '-' or none: stdout")
@@ -514,10 +518,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     i = sub.add_parser(
         "inspect", help="list a blob's records and summarise it",
-        description="List each record (offset, prefix bytes, payload length, storage kind, "
+        description=_para("List each record (offset, prefix bytes, payload length, storage kind, "
                     "a preview), then a summary: counts, bytes, kinds, prefix widths and the "
                     "length distribution.  On bad data: what was wrong, where, and the "
-                    "summary of what was read before.", epilog=EPILOG,
+                    "summary of what was read before."), epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter)
     i.add_argument("blob", metavar="BLOB", help="blob file, '-' for stdin")
     i.add_argument("--hex", action="store_true", help="show payload bytes instead of text")
@@ -530,9 +534,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     b = sub.add_parser(
         "bench", help="a quick benchmark on this machine",
-        description="Time utf8pfx's writer and reader against pure Python and str.encode / "
+        description=_para("Time utf8pfx's writer and reader against pure Python and str.encode / "
                     "bytes.decode (and protobuf / msgpack when installed) on a few synthetic "
-                    "workloads, and print a table.  Ratios above 1: utf8pfx is faster.")
+                    "workloads, and print a table.  Ratios above 1: utf8pfx is faster."))
     b.add_argument("--plot", metavar="FILE.png", help="also save a bar chart (needs matplotlib)")
     b.add_argument("--repeat", type=int, default=7, metavar="N",
                    help="timed runs per approach; the best is kept (default 7)")
