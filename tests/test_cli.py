@@ -685,3 +685,104 @@ def test_unbuilt_checkout_says_how_to_build(tmp_path):
     )
     assert r.returncode != 0
     assert "ImportError" in r.stderr and "build_ext --inplace" in r.stderr
+
+
+# --- chunked reading, property-based ------------------------------------------------
+
+from hypothesis import given, strategies as st  # noqa: E402
+from strategies import mixed_char  # noqa: E402
+
+
+def _lenient_first_error(blob):
+    """(index, offset) of the first bad record, by hand; None if all good.
+
+    The reader accepts non-minimal VInts by default, so this does too; the
+    offset is where the record starts, or for bad UTF-8 the first bad byte.
+    """
+    pos = index = 0
+    while pos < len(blob):
+        start = pos
+        value = shift = 0
+        while True:
+            if pos >= len(blob) or pos - start >= 10:
+                return index, start
+            b = blob[pos]
+            pos += 1
+            value |= (b & 0x7F) << shift
+            shift += 7
+            if not b & 0x80:
+                break
+        if value >= 2**64 or pos + value > len(blob):
+            return index, start
+        try:
+            blob[pos:pos + value].decode("utf-8")
+        except UnicodeDecodeError as exc:
+            return index, pos + exc.start
+        pos += value
+        index += 1
+    return None
+
+
+def _stream_all(blob, chunk):
+    stream = _stream.RecordStream(io.BytesIO(blob), chunk=chunk)
+    got = []
+    try:
+        for batch in stream.batches():
+            got.extend(batch)
+    except _stream.BadData as exc:
+        return got, (exc.index, exc.offset)
+    return got, None
+
+
+@given(st.lists(st.text(mixed_char, max_size=40), max_size=30), st.integers(1, 40))
+def test_chunked_stream_equals_the_codec(strings, chunk):
+    blob = b"".join(ref_encode(s, "surrogatepass") for s in strings)
+    stream = _stream.RecordStream(io.BytesIO(blob), chunk=chunk,
+                                  reader_kw={"errors": "surrogatepass"})
+    got = [s for batch in stream.batches() for s in batch]
+    assert got == [s.encode("utf-8", "surrogatepass").decode("utf-8", "surrogatepass")
+                   for s in strings]
+
+
+@given(st.lists(st.text(max_size=12), max_size=12), st.binary(min_size=1, max_size=12),
+       st.integers(0, 200), st.integers(1, 16), st.booleans())
+def test_chunked_stream_reports_the_first_bad_record(strings, noise, where, chunk, sized):
+    blob = bytearray(ref_encode_many(strings))
+    at = where % (len(blob) + 1)
+    blob[at:at + len(noise)] = noise  # overwrite (or append) some bytes
+    blob = bytes(blob)
+    expected = _lenient_first_error(blob)
+    stream = _stream.RecordStream(io.BytesIO(blob), chunk=chunk,
+                                  size=len(blob) if sized else None)
+    got = []
+    error = None
+    try:
+        for batch in stream.batches():
+            got.extend(batch)
+    except _stream.BadData as exc:
+        error = (exc.index, exc.offset)
+    assert error == expected
+    good = expected[0] if expected else None
+    assert got == [p.decode() for p in _payloads(blob)[:good]]
+
+
+def _payloads(blob):
+    out = []
+    pos = 0
+    while pos < len(blob):
+        value = shift = 0
+        start = pos
+        while pos < len(blob) and pos - start < 10:
+            b = blob[pos]
+            pos += 1
+            value |= (b & 0x7F) << shift
+            shift += 7
+            if not b & 0x80:
+                break
+        else:
+            break
+        if pos + value > len(blob):
+            break
+        out.append(blob[pos:pos + value])
+        pos += value
+    return out
