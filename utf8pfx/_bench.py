@@ -249,10 +249,10 @@ def table(rows: List[Tuple[str, str, float, Dict[str, float]]], side: str, peers
 
 def save_plot(rows: List[Tuple[str, str, float, Dict[str, float]]], path: str, title: str) -> None:
     """Bars of GB/s of UTF-8 per workload and approach, writer and reader side by side."""
-    import matplotlib
+    import matplotlib  # type: ignore
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # type: ignore
 
     fig, axes = plt.subplots(1, 2, figsize=(13, 5), sharey=False)
     for ax, side, label in ((axes[0], "w", "str -> blob (writer)"),
@@ -295,7 +295,7 @@ def main(repeat: int = 7, plot: Optional[str] = None, scale: float = 1.0,
     out = out or sys.stdout
     if plot:
         try:
-            import matplotlib  # noqa: F401
+            import matplotlib  # type: ignore  # noqa: F401
         except ImportError:
             print("utf8pfx bench: --plot needs matplotlib: pip install matplotlib "
                   "(or pip install 'utf8pfx[bench]')", file=sys.stderr)
