@@ -171,6 +171,20 @@ def test_output_file_gets_normal_permissions(tmp_path):
         assert (tmp_path / "o.bin").stat().st_mode & 0o777 == 0o644
 
 
+@pytest.mark.skipif(not os.path.exists("/dev/null") or os.name != "posix", reason="POSIX only")
+def test_output_to_a_device_or_through_a_symlink(tmp_path):
+    src = tmp_path / "in.txt"
+    src.write_bytes(b"a\n")
+    r = cli("encode", src, "-o", "/dev/null")
+    assert r.rc == 0 and os.path.exists("/dev/null") and not os.path.isfile("/dev/null")
+    target = tmp_path / "real.bin"
+    target.write_bytes(b"old")
+    link = tmp_path / "link.bin"
+    link.symlink_to(target)
+    assert cli("encode", src, "-o", link).rc == 0
+    assert link.is_symlink() and target.read_bytes() == b"\x01a"
+
+
 def test_json_lines_encode(tmp_path):
     strings = ["line\nbreak", "quote \" and \\", "\u00e9\u6771\U0001F600", ""]
     src = tmp_path / "in.jsonl"

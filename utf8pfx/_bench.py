@@ -124,7 +124,7 @@ def _str_encode(strings: List[str]) -> None:
 
 
 def _pb_class() -> Any:
-    from google.protobuf import descriptor_pb2, descriptor_pool, message_factory  # type: ignore
+    from google.protobuf import descriptor_pb2, descriptor_pool, message_factory  # type: ignore[import, unused-ignore]
 
     F = descriptor_pb2.FieldDescriptorProto
     fdp = descriptor_pb2.FileDescriptorProto(name="utf8pfx_quick.proto",
@@ -147,7 +147,7 @@ def peers() -> Dict[str, Any]:
     except Exception:  # not installed, or too old to build a class at run time
         pass
     try:
-        import msgpack  # type: ignore
+        import msgpack  # type: ignore[import, unused-ignore]
 
         found["msgpack"] = msgpack
     except ImportError:
@@ -249,10 +249,10 @@ def table(rows: List[Tuple[str, str, float, Dict[str, float]]], side: str, peers
 
 def save_plot(rows: List[Tuple[str, str, float, Dict[str, float]]], path: str, title: str) -> None:
     """Bars of GB/s of UTF-8 per workload and approach, writer and reader side by side."""
-    import matplotlib  # type: ignore
+    import matplotlib  # type: ignore[import, unused-ignore]
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt  # type: ignore
+    import matplotlib.pyplot as plt  # type: ignore[import, unused-ignore]
 
     fig, axes = plt.subplots(1, 2, figsize=(13, 5), sharey=False)
     for ax, side, label in ((axes[0], "w", "str -> blob (writer)"),
@@ -295,7 +295,7 @@ def main(repeat: int = 7, plot: Optional[str] = None, scale: float = 1.0,
     out = out or sys.stdout
     if plot:
         try:
-            import matplotlib  # type: ignore  # noqa: F401
+            import matplotlib  # type: ignore[import, unused-ignore]  # noqa: F401
         except ImportError:
             print("utf8pfx bench: --plot needs matplotlib: pip install matplotlib "
                   "(or pip install 'utf8pfx[bench]')", file=sys.stderr)

@@ -259,16 +259,26 @@ class Output:
     A path is written through a temporary file beside it, renamed over it
     by ``commit()``; ``abort()`` (or leaving a ``with`` block on an
     exception) deletes the temporary file, so bad data never leaves a
-    half-written output.  None or "-" is standard output, written as it goes.
+    half-written output.  A symlink is followed (its target is replaced, not
+    the link); an existing path that is not a regular file (/dev/null, a
+    fifo) is written directly.  None or "-" is standard output, written as
+    it goes.
     """
 
     def __init__(self, path: Optional[str]):
         self.path = path if path not in (None, "-") else None
         self.tmp: Optional[str] = None
+        self.direct = False
         if self.path is None:
             self.f: IO[bytes] = sys.stdout.buffer
             return
-        folder = os.path.dirname(os.path.abspath(self.path))
+        if os.path.exists(self.path) and not os.path.isfile(self.path):
+            # a device or a pipe (-o /dev/null, a fifo): write to it as it is
+            self.f = open(self.path, "wb")
+            self.direct = True
+            return
+        self.path = os.path.realpath(self.path)  # through a symlink, not over it
+        folder = os.path.dirname(self.path)
         fd, self.tmp = tempfile.mkstemp(prefix="." + os.path.basename(self.path) + ".",
                                         suffix=".part", dir=folder)
         self.f = os.fdopen(fd, "wb")
@@ -277,6 +287,9 @@ class Output:
         self.f.write(data)
 
     def commit(self) -> None:
+        if self.direct:
+            self.f.close()
+            return
         if self.tmp is None:
             self.f.flush()
             return
@@ -293,6 +306,9 @@ class Output:
         self.tmp = None
 
     def abort(self) -> None:
+        if self.direct:
+            self.f.close()
+            return
         if self.tmp is None:
             return
         try:
