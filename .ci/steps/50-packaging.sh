@@ -5,7 +5,8 @@
 #     index shows (licence, URLs, classifiers) and what must ship.
 #  2. The sdist installed into a fresh venv; the tests run against that
 #     install from a folder where the checkout's utf8pfx/ cannot shadow it.
-#  3. README's code examples, against the same install.
+#  3. README's code examples, against the same install; mypy --strict on the
+#     command line's modules.
 #  4. The extension built with clang, warnings as errors, and tested.
 #  5. The kernels compiled as MSVC sees them (clang in MSVC mode, neither
 #     __GNUC__ nor __clang__): the SIMD files must reduce to nothing cleanly;
@@ -74,6 +75,9 @@ esac
 echo "-- 3. README's code examples, against the installed sdist"
 (cd "$work/run" && "$work/venv/bin/python" -m pytest -q -p no:cacheprovider tests/test_readme.py)
 "$work/venv/bin/utf8pfx" --version
+echo "   the command line's modules type-check (mypy --strict)"
+(cd "$root" && "$work/venv/bin/python" -m mypy --strict --no-incremental \
+    utf8pfx/__main__.py utf8pfx/_stream.py utf8pfx/_bench.py)
 
 echo "-- 4. clang build, warnings as errors"
 if ! command -v clang >/dev/null 2>&1; then
