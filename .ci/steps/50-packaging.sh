@@ -10,7 +10,7 @@
 #  4. The extension built with clang, warnings as errors, and tested.
 #  5. The kernels compiled as MSVC sees them (clang in MSVC mode, neither
 #     __GNUC__ nor __clang__): the SIMD files must reduce to nothing cleanly;
-#     and as Apple clang for arm64 sees them: NEON must be on.
+#     and as Apple clang sees them: NEON on for arm64, x86 SIMD for x86-64.
 #  6. The cibuildwheel configuration: the wheels it would build.
 # Optional tools (clang, cibuildwheel) that cannot be installed make their
 # part skip with a printed reason.
@@ -99,26 +99,45 @@ else
     echo "SKIP clang build: clang is not installed and apt-get could not install it"
 fi
 
-echo "-- 5. kernels as MSVC and as Apple clang (arm64) see them"
+echo "-- 5. kernels as MSVC and as Apple clang see them (clang, syntax only)"
 if command -v clang >/dev/null 2>&1; then
-    inc=(-isystem /usr/include)
-    multi=$(gcc -print-multiarch 2>/dev/null || true)
-    [ -n "$multi" ] && inc+=(-isystem "/usr/include/$multi")
+    # freestanding: clang's own stddef/stdint/intrinsics headers and a
+    # <string.h> with the few functions the kernels call, so no host libc
+    # header gets in the way of a foreign target
+    mkdir "$work/shim"
+    cat > "$work/shim/string.h" <<'EOF_H'
+#include <stddef.h>
+void *memcpy(void *, const void *, size_t);
+void *memmove(void *, const void *, size_t);
+void *memset(void *, int, size_t);
+int memcmp(const void *, const void *, size_t);
+int strcmp(const char *, const char *);
+size_t strlen(const char *);
+EOF_H
+    flags=(-ffreestanding -nostdlibinc -isystem "$work/shim" -fsyntax-only -Wall -Wextra -Werror
+           -I"$root/csrc/kernels")
+    check_macro() {  # target, extra flags..., then the preprocessor condition that must hold
+        local target=$1 cond=${!#}
+        printf '#include "simd_internal.h"\n#if !(%s)\n#error expected %s\n#endif\n' "$cond" "$cond" \
+            | clang --target="$target" "${@:2:$#-2}" "${flags[@]}" -x c -
+    }
     for target in x86_64-pc-windows-msvc aarch64-pc-windows-msvc; do
         for f in "$root"/csrc/kernels/*.c; do
-            clang --target=$target -U__GNUC__ -U__clang__ -fsyntax-only \
-                -Wall -Wextra -Werror -I"$root/csrc/kernels" \
-                "${inc[@]}" "$f"
+            clang --target=$target -U__GNUC__ -U__clang__ "${flags[@]}" "$f"
         done
-        echo "$target (no __GNUC__, no __clang__): every kernel file compiles"
+        check_macro $target -U__GNUC__ -U__clang__ '!U8P_X86_SIMD && !U8P_ARM_NEON'
+        echo "$target (no __GNUC__, no __clang__: as MSVC): every kernel file compiles, SIMD left out"
     done
-    printf '#include "simd_internal.h"\n#if !U8P_ARM_NEON\n#error NEON off\n#endif\n' \
-        | clang --target=arm64-apple-macos11 -fsyntax-only -I"$root/csrc/kernels" "${inc[@]}" -x c -
-    clang --target=arm64-apple-macos11 -fsyntax-only -Wall -Wextra -Werror \
-        -I"$root/csrc/kernels" "${inc[@]}" "$root/csrc/kernels/arm_neon.c"
-    echo "arm64-apple-macos11: U8P_ARM_NEON on, arm_neon.c compiles"
+    for target in arm64-apple-macos11 x86_64-apple-macos10.13; do
+        for f in "$root"/csrc/kernels/*.c; do
+            clang --target=$target "${flags[@]}" "$f"
+        done
+    done
+    check_macro arm64-apple-macos11 'U8P_ARM_NEON'
+    check_macro x86_64-apple-macos10.13 'U8P_X86_SIMD'
+    echo "arm64-apple-macos11 (NEON on), x86_64-apple-macos10.13 (x86 SIMD on): every kernel file compiles"
 else
-    echo "SKIP MSVC-mode and arm64 checks: no clang"
+    echo "SKIP MSVC-mode and macOS checks: no clang"
 fi
 
 echo "-- 6. cibuildwheel configuration"
