@@ -414,9 +414,9 @@ def cmd_bench(args: argparse.Namespace) -> int:
 # --- parser ------------------------------------------------------------------
 
 EPILOG = """\
-exit status: 0 success; 1 bad data (the message says where: byte offset,
-record or line); 2 usage (bad option, unreadable input, a feature this
-build lacks).  Output files appear only on success: they are written to a
+exit status: 0 success; 1 bad data (the message says where: byte offset
+from 0, record from 0, or line from 1); 2 usage (bad option, unreadable
+input, a feature this build lacks).  Output files appear only on success: they are written to a
 temporary file beside them and renamed.  Inputs are streamed in chunks, so
 files of any size take about one chunk plus the longest string of memory.
 """
