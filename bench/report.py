@@ -224,7 +224,9 @@ TARGETS = (
 )
 
 
-# Reader targets (issue 4), all on BufferReader.read_strings ("read").
+# Reader targets, all on BufferReader.read_strings ("read"): short strings
+# >= 3x pure Python and faster than protobuf and msgpack; long ASCII within
+# 1.5x a plain copy; long non-ASCII >= 2x bytes.decode.
 READER_TARGETS = (
     ("short (<= 40 cp): read_strings >= 3x the pure-Python reference (t_py/t_read)",
      _short, lambda m, w: _div(m, "py", "read"), lambda v: v >= 3, "{:.2f}x"),

@@ -38,7 +38,9 @@
 #define E_SURROGATE 0x10  /* ED A0..BF */
 #define E_OVERLONG2 0x20  /* C0, C1 + continuation */
 #define E_BIT6 0x40       /* F0 80..8F (overlong), F5..FF 80..8F (too large) */
-#define E_TWO_CONTS 0x80  /* continuation after continuation */
+/* bit 7 written as -0x80: the tables are signed chars (_mm_setr_epi8), and
+ * clang -Wconstant-conversion rejects 0x80..0xFF there; same bit pattern */
+#define E_TWO_CONTS (-0x80) /* continuation after continuation */
 #define E_CARRY (E_TOO_SHORT | E_TOO_LONG | E_TWO_CONTS)
 
 #define T1_ROW                                                                \
