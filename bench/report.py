@@ -354,7 +354,7 @@ def plot(workloads, med, path, keys, log=print, what="produced"):
     log(f"plot: {path}")
 
 
-# --- issue 10: the presets suite (python -m bench --presets) -----------------
+# --- the presets suite (python -m bench --presets) -----------------
 def _preset_keys(mode):
     from .approaches import PRESETS_MEASURED, preset_name
     return [f"{mode}:{preset_name(p, e)}" for p, e in PRESETS_MEASURED]

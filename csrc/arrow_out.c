@@ -378,7 +378,7 @@ static PyMethodDef Arr_methods[] = {
 
 static PyGetSetDef Arr_getset[] = {
     {"type", (getter)Arr_get_type, NULL, "'utf8' or 'large_utf8'.", NULL},
-    {"null_count", (getter)Arr_get_null_count, NULL, "Always 0.", NULL},
+    {"null_count", (getter)Arr_get_null_count, NULL, "The number of null values (the blob formats carry no nulls: 0).", NULL},
     {"value_bytes", (getter)Arr_get_value_bytes, NULL, "Bytes in the values buffer.", NULL},
     {"nbytes", (getter)Arr_get_nbytes, NULL, "Bytes in the offsets and values buffers.",
      NULL},
