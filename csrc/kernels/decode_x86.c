@@ -143,9 +143,9 @@ static const uint8_t dec_maxv[64] = {
         }                                                                     \
         return k;                                                             \
     }
-DEFINE_TAIL(dec_tail_ucs1, uint8_t)
-DEFINE_TAIL(dec_tail_ucs2, uint16_t)
-DEFINE_TAIL(dec_tail_ucs4, uint32_t)
+DEFINE_TAIL(dec_tail_to_ucs1, uint8_t)
+DEFINE_TAIL(dec_tail_to_ucs2, uint16_t)
+DEFINE_TAIL(dec_tail_to_ucs4, uint32_t)
 
 /*
  * Compaction tables: for a mask of the lanes to keep, the pshufb control
@@ -299,25 +299,17 @@ emit16_512vbmi2(uint16_t *d, __m512i v, uint64_t m)
  * before it).
  * --------------------------------------------------------------------- */
 
-#define DEC_NARROW_END 0
 #define U8P_VP u8p_v16_
 #define U8P_DN sse_
 #define U8P_DT T_SSE
 #define DEC_EMITB(d, v, m) emitb_128((d), (v), (unsigned)(m))
 #define DEC_EMIT16(d, v, m) emit16_128((d), (v), (unsigned)(m))
 #define DEC_EMIT32(d, v, m) emit32_128((d), (v), (unsigned)(m))
-#define DEC_NARROW(x) U8P_CAT(sse_, x) /* not used below 16 bytes */
+#define DEC_NARROW(x) U8P_CAT(sse_, x) /* not reached: scalar below 16 bytes */
+#define DEC_NARROW_END 0
+#define DEC_SCAN_MIN 16
 #include "decode_x86_impl.h"
-#undef DEC_NARROW_END
-#undef U8P_VP
-#undef U8P_DN
-#undef U8P_DT
-#undef DEC_EMITB
-#undef DEC_EMIT16
-#undef DEC_EMIT32
-#undef DEC_NARROW
 
-#define DEC_NARROW_END 48
 #define U8P_VP u8p_v32_
 #define U8P_DN avx2_
 #define U8P_DT T_AVX2
@@ -325,35 +317,32 @@ emit16_512vbmi2(uint16_t *d, __m512i v, uint64_t m)
 #define DEC_EMIT16 emit16_256
 #define DEC_EMIT32 emit32_256
 #define DEC_NARROW(x) U8P_CAT(sse_, x)
+#define DEC_NARROW_END 48
+#define DEC_SCAN_MIN 32
 #include "decode_x86_impl.h"
-#undef U8P_DN
-#undef U8P_DT
-#undef DEC_EMITB
-#undef DEC_EMIT16
-#undef DEC_EMIT32
-#undef DEC_NARROW
-#undef DEC_NARROW_END
 
-#define DEC_NARROW_END 64
-#define DEC_NARROW(x) U8P_CAT(avx2_, x)
-#undef U8P_VP
+/* a masked load makes a partial block cheap: 512-bit scans from 16 bytes */
 #define U8P_VP u8p_v64_
 #define U8P_DN avx512_
 #define U8P_DT T_AVX512
 #define DEC_EMITB emitb_512
 #define DEC_EMIT16 emit16_512
 #define DEC_EMIT32 emit32_512
+#define DEC_NARROW(x) U8P_CAT(avx2_, x)
+#define DEC_NARROW_END 64
+#define DEC_SCAN_MIN 16
 #include "decode_x86_impl.h"
-#undef U8P_DN
-#undef U8P_DT
-#undef DEC_EMITB
-#undef DEC_EMIT16
 
-#define DEC_SCAN_AND_UCS4 0 /* avx512_scan, avx512_to_ucs4: nothing to compress */
+#define U8P_VP u8p_v64_
 #define U8P_DN vbmi2_
 #define U8P_DT T_VBMI2
 #define DEC_EMITB emitb_512vbmi2
 #define DEC_EMIT16 emit16_512vbmi2
+#define DEC_EMIT32 emit32_512
+#define DEC_NARROW(x) U8P_CAT(avx2_, x)
+#define DEC_NARROW_END 64
+#define DEC_SCAN_MIN 16
+#define DEC_SCAN_AND_UCS4 0 /* avx512_scan, avx512_to_ucs4: nothing to compress */
 #include "decode_x86_impl.h"
 
 

@@ -1,7 +1,8 @@
 /*
  * The x86 decode kernels, written once for every vector width; included by
- * decode_x86.c once per instantiation (no include guard, on purpose).  See
- * decode_x86.c for the algorithms.  The includer defines:
+ * decode_x86.c once per instantiation (no include guard, on purpose; it
+ * undefines its parameters at the end).  See decode_x86.c for the
+ * algorithms.  The includer defines:
  *
  *   U8P_VP        the width's operation prefix (x86_vec.h): u8p_v16_, ...
  *   U8P_DN        the prefix of the functions made here: sse_, avx2_, ...
@@ -14,6 +15,9 @@
  *   DEC_NARROW(x) the next narrower level's function x (scan, to_ucs1...):
  *                 the part too short for this width goes there
  *   DEC_NARROW_END  that level's block-loop bound (0: none, use the tail)
+ *   DEC_SCAN_MIN  shorter payloads are scanned by the narrower level (or
+ *                 the scalar scan under 16 bytes); from it on this width
+ *                 scans, its last block a partial load
  *   DEC_SCAN_AND_UCS4  0 to leave out scan and to_ucs4 (an instantiation
  *                 that differs from another only in byte/word compaction)
  */
@@ -28,6 +32,14 @@
  * at byte g stores at most one vector of code units, and at least that
  * many code points follow g). */
 #define DEC_END (2 * VW < 48 ? 48 : 2 * VW)
+
+/* where the rest of a payload goes: the next narrower level's transcoder
+ * if it is long enough for its block loop, else the scalar tail */
+#if DEC_NARROW_END
+#define DEC_REST(x) (n - i >= DEC_NARROW_END ? DEC_NARROW(x) : U8P_CAT(dec_tail_, x))
+#else
+#define DEC_REST(x) U8P_CAT(dec_tail_, x)
+#endif
 
 #if DEC_SCAN_AND_UCS4
 U8P_DT static u8p_dec_status
@@ -44,7 +56,7 @@ DN(scan)(const uint8_t *s, size_t n, int allow_surr, u8p_scan_result *res)
     uint8_t mx[VW], maxb = 0;
     int j, last = 0, after_ascii = 1;
 
-    if (n < VW)
+    if (n < DEC_SCAN_MIN)
         return (n < 16 ? u8p_dec_scan_scalar : DEC_NARROW(scan))(s, n, allow_surr, res);
     while (!last) {
         vec in;
@@ -160,11 +172,7 @@ DN(to_ucs1)(const uint8_t *s, size_t n, uint8_t *d)
         d[k++] = (uint8_t)(s[i] + (s[i - 1] == 0xC3 ? 0x40 : 0));
         i++;
     }
-#if DEC_NARROW_END
-    if (n - i >= DEC_NARROW_END)
-        return k + DEC_NARROW(to_ucs1)(s + i, n - i, d + k);
-#endif
-    return k + dec_tail_ucs1(s + i, n - i, d + k);
+    return k + DEC_REST(to_ucs1)(s + i, n - i, d + k);
 }
 
 /* For UCS2 output a block never holds a 4-byte sequence (scan said so). */
@@ -187,11 +195,7 @@ DN(to_ucs2)(const uint8_t *s, size_t n, uint16_t *d)
         k += DEC_EMIT16(d + k, DN(cands16)(s + i), m & half);
         k += DEC_EMIT16(d + k, DN(cands16)(s + i + VW / 2), (m >> (VW / 2)) & half);
     }
-#if DEC_NARROW_END
-    if (n - i >= DEC_NARROW_END)
-        return k + DEC_NARROW(to_ucs2)(s + i, n - i, d + k);
-#endif
-    return k + dec_tail_ucs2(s + i, n - i, d + k);
+    return k + DEC_REST(to_ucs2)(s + i, n - i, d + k);
 }
 
 #if DEC_SCAN_AND_UCS4
@@ -239,15 +243,22 @@ DN(to_ucs4)(const uint8_t *s, size_t n, uint32_t *d)
             }
         }
     }
-#if DEC_NARROW_END
-    if (n - i >= DEC_NARROW_END)
-        return k + DEC_NARROW(to_ucs4)(s + i, n - i, d + k);
-#endif
-    return k + dec_tail_ucs4(s + i, n - i, d + k);
+    return k + DEC_REST(to_ucs4)(s + i, n - i, d + k);
 }
 
 #endif /* DEC_SCAN_AND_UCS4 */
 
-#undef DEC_SCAN_AND_UCS4
 #undef DEC_END
+#undef DEC_REST
 #undef DN
+/* the parameters: the next instantiation defines its own */
+#undef U8P_VP
+#undef U8P_DN
+#undef U8P_DT
+#undef DEC_EMITB
+#undef DEC_EMIT16
+#undef DEC_EMIT32
+#undef DEC_NARROW
+#undef DEC_NARROW_END
+#undef DEC_SCAN_MIN
+#undef DEC_SCAN_AND_UCS4
