@@ -39,48 +39,48 @@ avx512_len_ucs1(const uint8_t *src, size_t n)
     return i + high + u8p_scalar_len_ucs1(src + i, n - i);
 }
 
-U8P_AVX512 static size_t
-avx512_len_ucs2(const uint16_t *src, size_t n, size_t *nsurr)
+/* UCS2 (ucs4 = 0) or UCS4 units: 1 byte each plus one per threshold
+ * (0x80, 0x800, 0x10000) crossed, counted on compare masks */
+U8P_AVX512 static inline size_t
+avx512_len_wide(const void *src, size_t n, size_t *nsurr, int ucs4)
 {
-    const __m512i k80 = _mm512_set1_epi16(0x80);
-    const __m512i k800 = _mm512_set1_epi16(0x800);
-    const __m512i kF800 = _mm512_set1_epi16((short)0xF800);
-    const __m512i kD800 = _mm512_set1_epi16((short)0xD800);
+    const size_t per = ucs4 ? 16 : 32;
     size_t i = 0, len = 0, surr = 0, tsurr, tlen;
-    for (; i + 32 <= n; i += 32) {
-        __m512i v = _mm512_loadu_si512(src + i);
-        uint64_t ge = (uint64_t)_mm512_cmpge_epu16_mask(v, k80)
-                      | (uint64_t)_mm512_cmpge_epu16_mask(v, k800) << 32;
-        len += 32 + (size_t)__builtin_popcountll(ge);
-        surr += (size_t)__builtin_popcount(
-            _mm512_cmpeq_epi16_mask(_mm512_and_si512(v, kF800), kD800));
+    for (; i + per <= n; i += per) {
+        __m512i v = _mm512_loadu_si512((const uint8_t *)src + i * (ucs4 ? 4 : 2));
+        uint64_t ge, s;
+        if (ucs4) {
+            ge = (uint64_t)_mm512_cmpge_epu32_mask(v, _mm512_set1_epi32(0x80))
+                 | (uint64_t)_mm512_cmpge_epu32_mask(v, _mm512_set1_epi32(0x800)) << 16
+                 | (uint64_t)_mm512_cmpge_epu32_mask(v, _mm512_set1_epi32(0x10000)) << 32;
+            s = _mm512_cmpeq_epi32_mask(_mm512_and_si512(v, _mm512_set1_epi32((int)0xFFFFF800u)),
+                                        _mm512_set1_epi32(0xD800));
+        }
+        else {
+            ge = (uint64_t)_mm512_cmpge_epu16_mask(v, _mm512_set1_epi16(0x80))
+                 | (uint64_t)_mm512_cmpge_epu16_mask(v, _mm512_set1_epi16(0x800)) << 32;
+            s = _mm512_cmpeq_epi16_mask(_mm512_and_si512(v, _mm512_set1_epi16((short)0xF800)),
+                                        _mm512_set1_epi16((short)0xD800));
+        }
+        len += per + (size_t)__builtin_popcountll(ge);
+        surr += (size_t)__builtin_popcountll(s);
     }
-    tlen = u8p_scalar_len_ucs2(src + i, n - i, &tsurr);
+    tlen = ucs4 ? u8p_scalar_len_ucs4((const uint32_t *)src + i, n - i, &tsurr)
+                : u8p_scalar_len_ucs2((const uint16_t *)src + i, n - i, &tsurr);
     *nsurr = surr + tsurr;
     return len + tlen;
 }
 
 U8P_AVX512 static size_t
+avx512_len_ucs2(const uint16_t *src, size_t n, size_t *nsurr)
+{
+    return avx512_len_wide(src, n, nsurr, 0);
+}
+
+U8P_AVX512 static size_t
 avx512_len_ucs4(const uint32_t *src, size_t n, size_t *nsurr)
 {
-    const __m512i k80 = _mm512_set1_epi32(0x80);
-    const __m512i k800 = _mm512_set1_epi32(0x800);
-    const __m512i k10000 = _mm512_set1_epi32(0x10000);
-    const __m512i kF800 = _mm512_set1_epi32((int)0xFFFFF800u);
-    const __m512i kD800 = _mm512_set1_epi32(0xD800);
-    size_t i = 0, len = 0, surr = 0, tsurr, tlen;
-    for (; i + 16 <= n; i += 16) {
-        __m512i v = _mm512_loadu_si512(src + i);
-        uint64_t ge = (uint64_t)_mm512_cmpge_epu32_mask(v, k80)
-                      | (uint64_t)_mm512_cmpge_epu32_mask(v, k800) << 16
-                      | (uint64_t)_mm512_cmpge_epu32_mask(v, k10000) << 32;
-        len += 16 + (size_t)__builtin_popcountll(ge);
-        surr += (size_t)__builtin_popcount(
-            _mm512_cmpeq_epi32_mask(_mm512_and_si512(v, kF800), kD800));
-    }
-    tlen = u8p_scalar_len_ucs4(src + i, n - i, &tsurr);
-    *nsurr = surr + tsurr;
-    return len + tlen;
+    return avx512_len_wide(src, n, nsurr, 1);
 }
 
 const u8p_kernels u8p_kernels_avx512 = {
@@ -137,6 +137,21 @@ vbmi2_enc4x16(__m512i c, __mmask16 lanes, uint8_t *d)
     return cnt;
 }
 
+/* The code points of c's lanes in `lanes` up to the first surrogate
+ * among them -> UTF-8 at *d (advanced); returns how many were taken. */
+U8P_VBMI2 static inline size_t
+vbmi2_enc_to_surr(__m512i c, __mmask16 lanes, uint8_t **d)
+{
+    __mmask16 sur = _mm512_cmpeq_epi32_mask(
+                        _mm512_and_si512(c, _mm512_set1_epi32((int)0xFFFFF800u)),
+                        _mm512_set1_epi32(0xD800))
+                    & lanes;
+    if (sur)
+        lanes = (__mmask16)low_bits64((size_t)__builtin_ctz(sur));
+    *d += vbmi2_enc4x16(c, lanes, *d);
+    return (size_t)__builtin_popcount(lanes);
+}
+
 U8P_VBMI2 static size_t
 vbmi2_enc_ucs1(const uint8_t *src, size_t n, uint8_t *dst)
 {
@@ -178,21 +193,21 @@ vbmi2_enc_ucs1(const uint8_t *src, size_t n, uint8_t *dst)
     return (size_t)(d - dst);
 }
 
-U8P_VBMI2 static size_t
-vbmi2_enc_ucs2(const uint16_t *src, size_t n, uint8_t *dst, size_t *done)
+/* UCS2 (ucs4 = 0) or UCS4 units -> UTF-8, 16 a step, up to the first
+ * surrogate; whole ASCII steps are narrowed and stored. */
+U8P_VBMI2 static inline size_t
+vbmi2_enc_wide(const void *src, size_t n, uint8_t *dst, size_t *done, int ucs4)
 {
-    const __m512i kF800 = _mm512_set1_epi32((int)0xFFFFF800u);
-    const __m512i kD800 = _mm512_set1_epi32(0xD800);
+    const uint16_t *s2 = (const uint16_t *)src;
+    const uint32_t *s4 = (const uint32_t *)src;
     uint8_t *d = dst;
-    size_t i = 0;
-    if (n < U8P_SIMD_MIN_UNITS)
-        return u8p_scalar_enc_ucs2(src, n, dst, done);
+    size_t i = 0, took;
     while (i < n) {
         size_t take = n - i < 16 ? n - i : 16;
-        __mmask16 lanes = (__mmask16)low_bits64(take), sur;
+        __mmask16 lanes = (__mmask16)low_bits64(take);
         __m512i c;
-        if (n - i >= 32) {
-            __m512i v = _mm512_loadu_si512(src + i);
+        if (!ucs4 && n - i >= 32) {
+            __m512i v = _mm512_loadu_si512(s2 + i);
             /* all ASCII (so no surrogate either): narrow and store */
             if (!_mm512_cmpge_epu16_mask(v, _mm512_set1_epi16(0x80))) {
                 _mm256_storeu_si256((__m256i *)d, _mm512_cvtepi16_epi8(v));
@@ -201,54 +216,38 @@ vbmi2_enc_ucs2(const uint16_t *src, size_t n, uint8_t *dst, size_t *done)
                 continue;
             }
         }
-        c = _mm512_cvtepu16_epi32(_mm512_castsi512_si256(
-            _mm512_maskz_loadu_epi16((__mmask32)lanes, src + i)));
-        sur = _mm512_cmpeq_epi32_mask(_mm512_and_si512(c, kF800), kD800) & lanes;
-        if (sur) {
-            /* encode up to the first surrogate and stop there */
-            size_t first = (size_t)__builtin_ctz(sur);
-            d += vbmi2_enc4x16(c, (__mmask16)low_bits64(first), d);
-            i += first;
-            break;
+        c = ucs4 ? _mm512_maskz_loadu_epi32(lanes, s4 + i)
+                 : _mm512_cvtepu16_epi32(_mm512_castsi512_si256(
+                       _mm512_maskz_loadu_epi16((__mmask32)lanes, s2 + i)));
+        if (ucs4 && take == 16 && !_mm512_cmpge_epu32_mask(c, _mm512_set1_epi32(0x80))) {
+            _mm_storeu_si128((__m128i *)d, _mm512_cvtepi32_epi8(c));
+            d += 16;
+            i += 16;
+            continue;
         }
-        d += vbmi2_enc4x16(c, lanes, d);
-        i += take;
+        took = vbmi2_enc_to_surr(c, lanes, &d);
+        i += took;
+        if (took < take)
+            break;
     }
     *done = i;
     return (size_t)(d - dst);
 }
 
 U8P_VBMI2 static size_t
+vbmi2_enc_ucs2(const uint16_t *src, size_t n, uint8_t *dst, size_t *done)
+{
+    if (n < U8P_SIMD_MIN_UNITS)
+        return u8p_scalar_enc_ucs2(src, n, dst, done);
+    return vbmi2_enc_wide(src, n, dst, done, 0);
+}
+
+U8P_VBMI2 static size_t
 vbmi2_enc_ucs4(const uint32_t *src, size_t n, uint8_t *dst, size_t *done)
 {
-    const __m512i kF800 = _mm512_set1_epi32((int)0xFFFFF800u);
-    const __m512i kD800 = _mm512_set1_epi32(0xD800);
-    uint8_t *d = dst;
-    size_t i = 0;
     if (n < U8P_SIMD_MIN_UNITS)
         return u8p_scalar_enc_ucs4(src, n, dst, done);
-    while (i < n) {
-        size_t take = n - i < 16 ? n - i : 16;
-        __mmask16 lanes = (__mmask16)low_bits64(take), sur;
-        __m512i c = _mm512_maskz_loadu_epi32(lanes, src + i);
-        if (take == 16 && !_mm512_cmpge_epu32_mask(c, _mm512_set1_epi32(0x80))) {
-            _mm_storeu_si128((__m128i *)d, _mm512_cvtepi32_epi8(c));
-            d += 16;
-            i += 16;
-            continue;
-        }
-        sur = _mm512_cmpeq_epi32_mask(_mm512_and_si512(c, kF800), kD800) & lanes;
-        if (sur) {
-            size_t first = (size_t)__builtin_ctz(sur);
-            d += vbmi2_enc4x16(c, (__mmask16)low_bits64(first), d);
-            i += first;
-            break;
-        }
-        d += vbmi2_enc4x16(c, lanes, d);
-        i += take;
-    }
-    *done = i;
-    return (size_t)(d - dst);
+    return vbmi2_enc_wide(src, n, dst, done, 1);
 }
 
 const u8p_kernels u8p_kernels_avx512_vbmi2 = {
