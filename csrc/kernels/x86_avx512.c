@@ -27,6 +27,9 @@
 
 #define U8P_AVX512 __attribute__((target("avx512f,avx512bw,avx2,popcnt")))
 #define U8P_VBMI2 __attribute__((target("avx512f,avx512bw,avx512vbmi2,avx2,popcnt")))
+/* steps and the loop shared by UCS2 and UCS4: inlined into each */
+#define U8P_VBMI2_INL U8P_VBMI2 __attribute__((always_inline))
+#define U8P_AVX512_INL U8P_AVX512 __attribute__((always_inline))
 
 /* ---------------------------------------------------------------- lengths */
 
@@ -41,7 +44,7 @@ avx512_len_ucs1(const uint8_t *src, size_t n)
 
 /* UCS2 (ucs4 = 0) or UCS4 units: 1 byte each plus one per threshold
  * (0x80, 0x800, 0x10000) crossed, counted on compare masks */
-U8P_AVX512 static inline size_t
+U8P_AVX512_INL static inline size_t
 avx512_len_wide(const void *src, size_t n, size_t *nsurr, int ucs4)
 {
     const size_t per = ucs4 ? 16 : 32;
@@ -104,7 +107,7 @@ low_bits64(size_t k) /* k in 0..64 */
 /* The code points of c's lanes in `lanes` (a prefix of the 16 lanes; no
  * surrogates, <= 0x10FFFF) -> UTF-8 at d, exactly that many bytes (<= 64)
  * written.  Returns the count. */
-U8P_VBMI2 static inline size_t
+U8P_VBMI2_INL static inline size_t
 vbmi2_enc4x16(__m512i c, __mmask16 lanes, uint8_t *d)
 {
     __mmask16 ge80 = _mm512_cmpge_epu32_mask(c, _mm512_set1_epi32(0x80));
@@ -135,21 +138,6 @@ vbmi2_enc4x16(__m512i c, __mmask16 lanes, uint8_t *d)
     __m512i out = _mm512_maskz_compress_epi8(keep, _mm512_or_si512(s, mk));
     _mm512_mask_storeu_epi8(d, low_bits64(cnt), out);
     return cnt;
-}
-
-/* The code points of c's lanes in `lanes` up to the first surrogate
- * among them -> UTF-8 at *d (advanced); returns how many were taken. */
-U8P_VBMI2 static inline size_t
-vbmi2_enc_to_surr(__m512i c, __mmask16 lanes, uint8_t **d)
-{
-    __mmask16 sur = _mm512_cmpeq_epi32_mask(
-                        _mm512_and_si512(c, _mm512_set1_epi32((int)0xFFFFF800u)),
-                        _mm512_set1_epi32(0xD800))
-                    & lanes;
-    if (sur)
-        lanes = (__mmask16)low_bits64((size_t)__builtin_ctz(sur));
-    *d += vbmi2_enc4x16(c, lanes, *d);
-    return (size_t)__builtin_popcount(lanes);
 }
 
 U8P_VBMI2 static size_t
@@ -193,21 +181,21 @@ vbmi2_enc_ucs1(const uint8_t *src, size_t n, uint8_t *dst)
     return (size_t)(d - dst);
 }
 
-/* UCS2 (ucs4 = 0) or UCS4 units -> UTF-8, 16 a step, up to the first
- * surrogate; whole ASCII steps are narrowed and stored. */
-U8P_VBMI2 static inline size_t
-vbmi2_enc_wide(const void *src, size_t n, uint8_t *dst, size_t *done, int ucs4)
+U8P_VBMI2 static size_t
+vbmi2_enc_ucs2(const uint16_t *src, size_t n, uint8_t *dst, size_t *done)
 {
-    const uint16_t *s2 = (const uint16_t *)src;
-    const uint32_t *s4 = (const uint32_t *)src;
+    const __m512i kF800 = _mm512_set1_epi32((int)0xFFFFF800u);
+    const __m512i kD800 = _mm512_set1_epi32(0xD800);
     uint8_t *d = dst;
-    size_t i = 0, took;
+    size_t i = 0;
+    if (n < U8P_SIMD_MIN_UNITS)
+        return u8p_scalar_enc_ucs2(src, n, dst, done);
     while (i < n) {
         size_t take = n - i < 16 ? n - i : 16;
-        __mmask16 lanes = (__mmask16)low_bits64(take);
+        __mmask16 lanes = (__mmask16)low_bits64(take), sur;
         __m512i c;
-        if (!ucs4 && n - i >= 32) {
-            __m512i v = _mm512_loadu_si512(s2 + i);
+        if (n - i >= 32) {
+            __m512i v = _mm512_loadu_si512(src + i);
             /* all ASCII (so no surrogate either): narrow and store */
             if (!_mm512_cmpge_epu16_mask(v, _mm512_set1_epi16(0x80))) {
                 _mm256_storeu_si256((__m256i *)d, _mm512_cvtepi16_epi8(v));
@@ -216,42 +204,58 @@ vbmi2_enc_wide(const void *src, size_t n, uint8_t *dst, size_t *done, int ucs4)
                 continue;
             }
         }
-        c = ucs4 ? _mm512_maskz_loadu_epi32(lanes, s4 + i)
-                 : _mm512_cvtepu16_epi32(_mm512_castsi512_si256(
-                       _mm512_maskz_loadu_epi16((__mmask32)lanes, s2 + i)));
-        if (ucs4 && take == 16 && !_mm512_cmpge_epu32_mask(c, _mm512_set1_epi32(0x80))) {
-            _mm_storeu_si128((__m128i *)d, _mm512_cvtepi32_epi8(c));
-            d += 16;
-            i += 16;
-            continue;
-        }
-        took = vbmi2_enc_to_surr(c, lanes, &d);
-        i += took;
-        if (took < take)
+        c = _mm512_cvtepu16_epi32(_mm512_castsi512_si256(
+            _mm512_maskz_loadu_epi16((__mmask32)lanes, src + i)));
+        sur = _mm512_cmpeq_epi32_mask(_mm512_and_si512(c, kF800), kD800) & lanes;
+        if (sur) {
+            /* encode up to the first surrogate and stop there */
+            size_t first = (size_t)__builtin_ctz(sur);
+            d += vbmi2_enc4x16(c, (__mmask16)low_bits64(first), d);
+            i += first;
             break;
+        }
+        d += vbmi2_enc4x16(c, lanes, d);
+        i += take;
     }
     *done = i;
     return (size_t)(d - dst);
 }
 
 U8P_VBMI2 static size_t
-vbmi2_enc_ucs2(const uint16_t *src, size_t n, uint8_t *dst, size_t *done)
-{
-    if (n < U8P_SIMD_MIN_UNITS)
-        return u8p_scalar_enc_ucs2(src, n, dst, done);
-    return vbmi2_enc_wide(src, n, dst, done, 0);
-}
-
-U8P_VBMI2 static size_t
 vbmi2_enc_ucs4(const uint32_t *src, size_t n, uint8_t *dst, size_t *done)
 {
+    const __m512i kF800 = _mm512_set1_epi32((int)0xFFFFF800u);
+    const __m512i kD800 = _mm512_set1_epi32(0xD800);
+    uint8_t *d = dst;
+    size_t i = 0;
     if (n < U8P_SIMD_MIN_UNITS)
         return u8p_scalar_enc_ucs4(src, n, dst, done);
-    return vbmi2_enc_wide(src, n, dst, done, 1);
+    while (i < n) {
+        size_t take = n - i < 16 ? n - i : 16;
+        __mmask16 lanes = (__mmask16)low_bits64(take), sur;
+        __m512i c = _mm512_maskz_loadu_epi32(lanes, src + i);
+        if (take == 16 && !_mm512_cmpge_epu32_mask(c, _mm512_set1_epi32(0x80))) {
+            _mm_storeu_si128((__m128i *)d, _mm512_cvtepi32_epi8(c));
+            d += 16;
+            i += 16;
+            continue;
+        }
+        sur = _mm512_cmpeq_epi32_mask(_mm512_and_si512(c, kF800), kD800) & lanes;
+        if (sur) {
+            size_t first = (size_t)__builtin_ctz(sur);
+            d += vbmi2_enc4x16(c, (__mmask16)low_bits64(first), d);
+            i += first;
+            break;
+        }
+        d += vbmi2_enc4x16(c, lanes, d);
+        i += take;
+    }
+    *done = i;
+    return (size_t)(d - dst);
 }
 
 const u8p_kernels u8p_kernels_avx512_vbmi2 = {
-    "avx512",
+    "avx512-vbmi2",
     avx512_len_ucs1,
     avx512_len_ucs2,
     avx512_len_ucs4,
