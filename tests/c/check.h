@@ -52,7 +52,8 @@ guarded_tail(guarded *g, size_t nbytes)
 }
 
 /* the table of every level the CPU has, then other tables of a level
- * (AVX-512's VBMI2 encoders), tested as well; check_nmain: levels only */
+ * (AVX-512's all-VBMI2 and F+BW tables), tested as well; check_nmain:
+ * levels only */
 static const u8p_kernels *check_levels[U8P_ISA_COUNT + 2];
 static int check_nlevels, check_nmain;
 static long check_failures, check_cases;
