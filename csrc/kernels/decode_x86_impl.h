@@ -43,6 +43,15 @@
         continue;                                                             \
     }
 
+/* a transcoder's start: a payload too short for this width's block loop
+ * goes to the next level before any set-up of this one */
+#define DEC_START(x)                                                          \
+    do {                                                                      \
+        if (n < DEC_END)                                                      \
+            return DEC_REST(x)(s, n, d);                                      \
+        TABLES_READY();                                                       \
+    } while (0)
+
 /* where the rest of a payload goes: the next narrower level's transcoder
  * if it is long enough for its block loop, else the scalar tail */
 #if DEC_NARROW_END
@@ -173,9 +182,7 @@ U8P_DT static size_t
 DN(to_ucs1)(const uint8_t *s, size_t n, uint8_t *d)
 {
     size_t i = 0, k = 0;
-    if (n < DEC_END) /* before any set-up of this width */
-        return DEC_REST(to_ucs1)(s, n, d);
-    TABLES_READY();
+    DEC_START(to_ucs1);
     for (; i + DEC_END <= n; i += VW) {
         vec in = vld(s + i), pv;
         uint64_t h = vmhigh(in);
@@ -201,9 +208,7 @@ DN(to_ucs2)(const uint8_t *s, size_t n, uint16_t *d)
 {
     size_t i = 0, k = 0;
     int g;
-    if (n < DEC_END) /* before any set-up of this width */
-        return DEC_REST(to_ucs2)(s, n, d);
-    TABLES_READY();
+    DEC_START(to_ucs2);
     for (; i + DEC_END <= n; i += VW) {
         uint64_t keep;
         DEC_ASCII_BLOCK(vw8to16, VW / 2);
@@ -230,9 +235,7 @@ DN(to_ucs4)(const uint8_t *s, size_t n, uint32_t *d)
     const uint64_t quarter = ((uint64_t)1 << (VW / 4)) - 1;
     size_t i = 0, k = 0;
     int g;
-    if (n < DEC_END) /* before any set-up of this width */
-        return DEC_REST(to_ucs4)(s, n, d);
-    TABLES_READY();
+    DEC_START(to_ucs4);
     for (; i + DEC_END <= n; i += VW) {
         uint64_t h, keep, leads;
         DEC_ASCII_BLOCK(vw8to32, VW / 4);
@@ -264,6 +267,7 @@ DN(to_ucs4)(const uint8_t *s, size_t n, uint32_t *d)
 #undef DEC_END
 #undef DEC_REST
 #undef DEC_ASCII_BLOCK
+#undef DEC_START
 #undef DN
 /* the parameters: the next instantiation defines its own */
 #undef U8P_VP
