@@ -51,8 +51,11 @@ guarded_tail(guarded *g, size_t nbytes)
     return g->base + g->size - nbytes;
 }
 
-static const u8p_kernels *check_levels[U8P_ISA_COUNT];
-static int check_nlevels;
+/* the table of every level the CPU has, then other tables of a level
+ * (AVX-512's all-VBMI2 and F+BW tables), tested as well; check_nmain:
+ * levels only */
+static const u8p_kernels *check_levels[U8P_ISA_COUNT + 2];
+static int check_nlevels, check_nmain;
 static long check_failures, check_cases;
 static guarded check_src, check_dst;
 static uint8_t *check_expect;
@@ -90,6 +93,13 @@ check_init(size_t max_cp)
         const u8p_kernels *k = u8p_kernels_for_level((u8p_isa)lvl);
         if (k)
             check_levels[check_nlevels++] = k;
+    }
+    check_nmain = check_nlevels;
+    for (lvl = 0; lvl < U8P_ISA_COUNT; lvl++) {
+        const u8p_kernels *v[3];
+        int nv = u8p_kernels_variants((u8p_isa)lvl, v, 3), j;
+        for (j = 1; j < nv && check_nlevels < U8P_ISA_COUNT + 2; j++)
+            check_levels[check_nlevels++] = v[j];
     }
     check_cap = max_cp;
     guarded_init(&check_src, 4 * max_cp);

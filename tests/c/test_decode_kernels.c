@@ -55,10 +55,18 @@ rand_cp(int mix)
 int
 main(void)
 {
-    int iter, lvl, failures = 0;
-    const u8p_dec_kernels *levels[U8P_ISA_COUNT];
+    int iter, lvl, nlev = 0, failures = 0;
+    /* every table of every level the CPU has (AVX-512 has two: F+BW and
+     * VBMI2); levels[0] is scalar, the reference */
+    const u8p_dec_kernels *levels[2 * U8P_ISA_COUNT];
     for (lvl = 0; lvl < U8P_ISA_COUNT; lvl++)
-        levels[lvl] = u8p_dec_kernels_for_level((u8p_isa)lvl);
+        nlev += u8p_dec_kernels_variants((u8p_isa)lvl, levels + nlev, 2);
+    printf("decode kernels tested natively:");
+    for (lvl = 1; lvl < nlev; lvl++)
+        printf(" %s%s", levels[lvl]->name,
+               lvl + 1 < nlev && !strcmp(levels[lvl]->name, levels[lvl + 1]->name) ? "(vbmi2)"
+               : lvl > 1 && !strcmp(levels[lvl]->name, levels[lvl - 1]->name) ? "(bw)" : "");
+    printf("\n");
     for (iter = 0; iter < 200000; iter++) {
         uint8_t gen[1200];
         size_t n = 0, target = rnd() % (iter % 10 == 0 ? 1000 : 140);
@@ -104,9 +112,8 @@ main(void)
                     u8p_dec_kernels_scalar.to_ucs4(src, n, refout);
                 }
             }
-            for (lvl = 1; lvl < U8P_ISA_COUNT; lvl++) {
+            for (lvl = 1; lvl < nlev; lvl++) {
                 const u8p_dec_kernels *K = levels[lvl];
-                if (!K) continue;
                 if (K->prescan) {
                     /* fused UCS1 path: right answer, and no write past cap
                      * even for a wrong cap or invalid bytes */

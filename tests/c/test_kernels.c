@@ -155,7 +155,7 @@ main(void)
     {
         static const char *const names[U8P_ISA_COUNT] = {"scalar", "sse", "avx2", "avx512"};
         const u8p_kernels *best = u8p_select_kernels(NULL), *capped;
-        if (best != check_levels[check_nlevels - 1] || u8p_select_kernels("") != best) {
+        if (best != check_levels[check_nmain - 1] || u8p_select_kernels("") != best) {
             fprintf(stderr, "MISMATCH dispatch: select(NULL) is not the best level\n");
             check_failures++;
         }
