@@ -145,17 +145,22 @@ main(void)
     units_buf = malloc(big * 4);
     if (!cps || !units_buf)
         return 2;
-    printf("levels:");
-    for (li = 0; li < check_nlevels; li++)
-        printf(" %s", check_levels[li]->name);
-    printf("\n");
+    tt_report("encode", check_tables, check_ntables);
 
     /* dispatch: no cap picks the best level, a cap never exceeds itself,
-     * unknown names select nothing */
+     * unknown names select nothing; and every table it can pick on this
+     * CPU is one this run tests */
     {
         static const char *const names[U8P_ISA_COUNT] = {"scalar", "sse", "avx2", "avx512"};
-        const u8p_kernels *best = u8p_select_kernels(NULL), *capped;
-        if (best != check_levels[check_nlevels - 1] || u8p_select_kernels("") != best) {
+        const void *picked[U8P_ISA_COUNT];
+        const u8p_kernels *best = u8p_select_kernels(NULL), *capped, *top = NULL;
+        for (li = 0; li < U8P_ISA_COUNT; li++) {
+            picked[li] = u8p_kernels_for_level((u8p_isa)li);
+            if (picked[li])
+                top = picked[li];
+        }
+        check_failures += tt_dispatch_covered(check_tables, check_ntables, picked, U8P_ISA_COUNT);
+        if (best != top || u8p_select_kernels("") != best) {
             fprintf(stderr, "MISMATCH dispatch: select(NULL) is not the best level\n");
             check_failures++;
         }
@@ -275,7 +280,7 @@ main(void)
         }
     }
 
-    printf("%ld cases x %d levels, %ld mismatches\n", check_cases, check_nlevels,
+    printf("%ld cases x %d tables, %ld mismatches\n", check_cases, check_nlevels,
            check_failures);
     return check_failures ? 1 : 0;
 }
