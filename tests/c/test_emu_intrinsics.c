@@ -121,6 +121,46 @@ nat_mask_storeu_epi8(void *p, uint64_t k, const uint8_t *a)
 {
     _mm512_mask_storeu_epi8(p, k, _mm512_loadu_si512(a));
 }
+T_F static void
+nat_cvtepu8_epi32(const uint8_t *a, uint8_t *out)
+{
+    _mm512_storeu_si512(out, _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(const void *)a)));
+}
+/* the immediate must be a constant: one native function per value */
+#define NAT_ALIGNR8(imm)                                                              \
+    T_BW static void nat_alignr_epi8_##imm(const uint8_t *a, const uint8_t *b, uint8_t *o) \
+    {                                                                                 \
+        _mm512_storeu_si512(o, _mm512_alignr_epi8(_mm512_loadu_si512(a),              \
+                                                  _mm512_loadu_si512(b), imm));        \
+    }
+#define NAT_ALIGNR64(imm)                                                              \
+    T_F static void nat_alignr_epi64_##imm(const uint8_t *a, const uint8_t *b, uint8_t *o) \
+    {                                                                                  \
+        _mm512_storeu_si512(o, _mm512_alignr_epi64(_mm512_loadu_si512(a),              \
+                                                   _mm512_loadu_si512(b), imm));        \
+    }
+NAT_ALIGNR8(0) NAT_ALIGNR8(1) NAT_ALIGNR8(13) NAT_ALIGNR8(14) NAT_ALIGNR8(15) NAT_ALIGNR8(16)
+NAT_ALIGNR8(17) NAT_ALIGNR8(31) NAT_ALIGNR8(32) NAT_ALIGNR8(200)
+NAT_ALIGNR64(0) NAT_ALIGNR64(1) NAT_ALIGNR64(3) NAT_ALIGNR64(6) NAT_ALIGNR64(7) NAT_ALIGNR64(9)
+typedef void (*nat_align_fn)(const uint8_t *, const uint8_t *, uint8_t *);
+static const struct { int imm; nat_align_fn fn; } nat_alignr8[] = {
+    {0, nat_alignr_epi8_0}, {1, nat_alignr_epi8_1}, {13, nat_alignr_epi8_13},
+    {14, nat_alignr_epi8_14}, {15, nat_alignr_epi8_15}, {16, nat_alignr_epi8_16},
+    {17, nat_alignr_epi8_17}, {31, nat_alignr_epi8_31}, {32, nat_alignr_epi8_32},
+    {200, nat_alignr_epi8_200}};
+static const struct { int imm; nat_align_fn fn; } nat_alignr64[] = {
+    {0, nat_alignr_epi64_0}, {1, nat_alignr_epi64_1}, {3, nat_alignr_epi64_3},
+    {6, nat_alignr_epi64_6}, {7, nat_alignr_epi64_7}, {9, nat_alignr_epi64_9}};
+T_VBMI2 static void
+nat_maskz_compress_epi16(uint32_t k, const uint8_t *a, uint8_t *out)
+{
+    _mm512_storeu_si512(out, _mm512_maskz_compress_epi16(k, _mm512_loadu_si512(a)));
+}
+T_BW static void
+nat_mask_storeu_epi16(void *p, uint32_t k, const uint8_t *a)
+{
+    _mm512_mask_storeu_epi16(p, k, _mm512_loadu_si512(a));
+}
 T_AVX2 static void
 nat_maskload_epi32(const int *p, const uint8_t *mask, uint8_t *out)
 {
@@ -316,6 +356,99 @@ main(void)
 #endif
     }
     report("_mm512_mask_storeu_epi8", "AVX-512 BW", have, n);
+    compared += n;
+
+    /* _mm512_cvtepu8_epi32 */
+    have = cpu("avx512f");
+    guard_cur_level = "_mm512_cvtepu8_epi32";
+    for (c = 0, n = 0; have && c < NCASE; c++, n++) {
+        simde__m128i x;
+        fill(a, 16);
+        memcpy(&x, a, 16);
+        v = u8p_emu_mm512_cvtepu8_epi32(x);
+        EMU_STORE(o2, v);
+#if HAVE_NATIVE
+        nat_cvtepu8_epi32(a, o1);
+        if (memcmp(o1, o2, 64) != 0)
+            mismatch(guard_cur_level, c);
+#endif
+    }
+    report("_mm512_cvtepu8_epi32", "AVX-512 F", have, n);
+    compared += n;
+
+    /* _mm512_alignr_epi8 / _mm512_alignr_epi64 at the immediates the
+     * kernels use and around them (and out of range) */
+#if HAVE_NATIVE
+    {
+        int which;
+        for (which = 0; which < 2; which++) {
+            int nimm = which ? (int)(sizeof nat_alignr64 / sizeof nat_alignr64[0])
+                             : (int)(sizeof nat_alignr8 / sizeof nat_alignr8[0]), ii;
+            const char *name = which ? "_mm512_alignr_epi64" : "_mm512_alignr_epi8";
+            have = cpu(which ? "avx512f" : "avx512bw");
+            guard_cur_level = name;
+            for (c = 0, n = 0; have && c < NCASE / 10; c++) {
+                for (ii = 0; ii < nimm; ii++, n++) {
+                    simde__m512i x, y;
+                    int imm = which ? nat_alignr64[ii].imm : nat_alignr8[ii].imm;
+                    fill(a, 64);
+                    fill(b, 64);
+                    memcpy(&x, a, 64);
+                    memcpy(&y, b, 64);
+                    v = which ? u8p_emu_mm512_alignr_epi64(x, y, imm)
+                              : u8p_emu_mm512_alignr_epi8(x, y, imm);
+                    EMU_STORE(o2, v);
+                    (which ? nat_alignr64[ii].fn : nat_alignr8[ii].fn)(a, b, o1);
+                    if (memcmp(o1, o2, 64) != 0)
+                        mismatch(name, imm);
+                }
+            }
+            report(name, which ? "AVX-512 F" : "AVX-512 BW", have, n);
+            compared += n;
+        }
+    }
+#else
+    report("_mm512_alignr_epi8", "AVX-512 BW", 0, 0);
+    report("_mm512_alignr_epi64", "AVX-512 F", 0, 0);
+#endif
+
+    /* _mm512_maskz_compress_epi16 */
+    have = cpu("avx512vbmi2");
+    guard_cur_level = "_mm512_maskz_compress_epi16";
+    for (c = 0, n = 0; have && c < NCASE; c++, n++) {
+        uint32_t k = (uint32_t)mask_of(c % 100, 32);
+        fill(a, 64);
+        memcpy(&v, a, 64);
+        v = u8p_emu_mm512_maskz_compress_epi16(k, v);
+        EMU_STORE(o2, v);
+#if HAVE_NATIVE
+        nat_maskz_compress_epi16(k, a, o1);
+        if (memcmp(o1, o2, 64) != 0)
+            mismatch(guard_cur_level, c);
+#endif
+    }
+    report("_mm512_maskz_compress_epi16", "AVX-512 VBMI2", have, n);
+    compared += n;
+
+    /* _mm512_mask_storeu_epi16: as the byte store, 32 16-bit elements */
+    have = cpu("avx512bw");
+    guard_cur_level = "_mm512_mask_storeu_epi16";
+    for (c = 0, n = 0; have && c < NCASE; c++, n++) {
+        int inb = c % 33;
+        uint32_t k = (uint32_t)(mask_of(c % 100, 32) & (((uint64_t)1 << inb) - 1));
+        uint8_t *p1 = guarded_tail(&g, (size_t)inb * 2), *p2 = guarded_tail(&g2, (size_t)inb * 2);
+        fill(a, 64);
+        fill(p1 - 8, (size_t)inb * 2 + 8);
+        memcpy(p2 - 8, p1 - 8, (size_t)inb * 2 + 8);
+        memcpy(&v, a, 64);
+        u8p_emu_mm512_mask_storeu_epi16(p2, k, v);
+#if HAVE_NATIVE
+        nat_mask_storeu_epi16(p1, k, a);
+        if (memcmp(p1 - 8, p2 - 8, (size_t)inb * 2 + 8) != 0)
+            mismatch(guard_cur_level, c);
+#endif
+    }
+    report("_mm512_mask_storeu_epi16", "AVX-512 BW", have, n);
     compared += n;
 
     /* _mm256_maskload_epi32: the mask is each lane's top bit */

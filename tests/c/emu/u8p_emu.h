@@ -6,10 +6,11 @@
  * The bulk comes from SIMDe (SIMD Everywhere, PyPI `cmeel-simde`, headers
  * only, not vendored: -I points at the installed copy).  This header adds
  * what SIMDe 0.8.2 lacks, and replaces SIMDe's masked loads and stores:
- * SIMDe implements them as a full-width access followed by a blend, but the
- * hardware suppresses faults on masked-out elements and the kernels rely on
- * it to load and store exactly up to the end of a buffer (the harness puts
- * a guard page there).  Each definition below follows the "Operation"
+ * SIMDe implements them as a full-width access (a load followed by a
+ * blend; for _mm512_mask_storeu_epi16 a full store that writes ZEROS over
+ * the masked-out elements), but the hardware leaves masked-out memory alone
+ * and suppresses faults there, and the kernels rely on it to load and store
+ * exactly up to the end of a buffer (the harness puts a guard page there).  Each definition below follows the "Operation"
  * pseudo-code of Intel's Intrinsics Guide element by element, touches
  * memory only where the mask bit is set, and is checked on its own against
  * the native instruction by tests/c/test_emu_intrinsics.c wherever the CPU
@@ -87,6 +88,63 @@ u8p_emu_mm512_cvtepu8_epi16(simde__m256i a)
     return out;
 }
 
+/* VPMOVZXBD zmm, xmm:
+ *   FOR j := 0 to 15: i := 32*j; k := 8*j; dst[i+31:i] := ZeroExtend32(a[k+7:k]) */
+U8P_EMU_INLINE simde__m512i
+u8p_emu_mm512_cvtepu8_epi32(simde__m128i a)
+{
+    uint8_t x[16];
+    uint32_t r[16];
+    simde__m512i out;
+    int j;
+    memcpy(x, &a, 16);
+    for (j = 0; j < 16; j++)
+        r[j] = x[j];
+    memcpy(&out, r, 64);
+    return out;
+}
+
+/* --------------------------------------------------------------- aligns */
+
+/* VPALIGNR zmm, zmm, zmm, imm8 (BW), per 128-bit lane:
+ *   FOR j := 0 to 3: i := j*128
+ *     tmp[255:0] := ((a[i+127:i] << 128)[255:0] OR b[i+127:i]) >> (imm8*8)
+ *     dst[i+127:i] := tmp[127:0] */
+U8P_EMU_INLINE simde__m512i
+u8p_emu_mm512_alignr_epi8(simde__m512i a, simde__m512i b, int imm8)
+{
+    uint8_t x[64], y[64], r[64], tmp[32];
+    simde__m512i out;
+    int j, t, sh = imm8 & 0xFF;
+    memcpy(x, &a, 64);
+    memcpy(y, &b, 64);
+    for (j = 0; j < 4; j++) {
+        memcpy(tmp, y + 16 * j, 16);      /* low half: b's lane */
+        memcpy(tmp + 16, x + 16 * j, 16); /* high half: a's lane */
+        for (t = 0; t < 16; t++)
+            r[16 * j + t] = t + sh < 32 ? tmp[t + sh] : 0;
+    }
+    memcpy(&out, r, 64);
+    return out;
+}
+
+/* VALIGNQ zmm, zmm, zmm, imm8 (F):
+ *   temp[1023:512] := a[511:0]; temp[511:0] := b[511:0]
+ *   temp[1023:0] := temp[1023:0] >> (64*imm8[2:0]); dst[511:0] := temp[511:0] */
+U8P_EMU_INLINE simde__m512i
+u8p_emu_mm512_alignr_epi64(simde__m512i a, simde__m512i b, int imm8)
+{
+    uint64_t tmp[16], r[8];
+    simde__m512i out;
+    int j, sh = imm8 & 7;
+    memcpy(tmp, &b, 64);
+    memcpy(tmp + 8, &a, 64);
+    for (j = 0; j < 8; j++)
+        r[j] = tmp[j + sh];
+    memcpy(&out, r, 64);
+    return out;
+}
+
 /* ------------------------------------------------------------- compress */
 
 /* VPCOMPRESSB zmm {z}, zmm (VBMI2):
@@ -103,6 +161,22 @@ u8p_emu_mm512_maskz_compress_epi8(simde__mmask64 k, simde__m512i a)
     memcpy(x, &a, 64);
     memset(r, 0, sizeof r);
     for (j = 0; j < 64; j++)
+        if ((k >> j) & 1)
+            r[m++] = x[j];
+    memcpy(&out, r, 64);
+    return out;
+}
+
+/* VPCOMPRESSW zmm {z}, zmm (VBMI2): as above with 32 16-bit elements */
+U8P_EMU_INLINE simde__m512i
+u8p_emu_mm512_maskz_compress_epi16(simde__mmask32 k, simde__m512i a)
+{
+    uint16_t x[32], r[32];
+    simde__m512i out;
+    int j, m = 0;
+    memcpy(x, &a, 64);
+    memset(r, 0, sizeof r);
+    for (j = 0; j < 32; j++)
         if ((k >> j) & 1)
             r[m++] = x[j];
     memcpy(&out, r, 64);
@@ -178,6 +252,18 @@ u8p_emu_mm512_mask_storeu_epi8(void *mem_addr, simde__mmask64 k, simde__m512i a)
     for (j = 0; j < 64; j++)
         if ((k >> j) & 1)
             p[j] = x[j];
+}
+
+/* VMOVDQU16 m512 {k}, zmm: 32 16-bit elements, masked-out ones untouched */
+U8P_EMU_INLINE void
+u8p_emu_mm512_mask_storeu_epi16(void *mem_addr, simde__mmask32 k, simde__m512i a)
+{
+    uint8_t *p = (uint8_t *)mem_addr, x[64];
+    int j;
+    memcpy(x, &a, 64);
+    for (j = 0; j < 32; j++)
+        if ((k >> j) & 1)
+            memcpy(p + 2 * j, x + 2 * j, 2);
 }
 
 /* VPMASKMOVD ymm, ymm, m256 (AVX2):

@@ -39,6 +39,16 @@
 #define _mm512_maskz_loadu_epi32 u8p_emu_mm512_maskz_loadu_epi32
 #undef _mm512_mask_storeu_epi8
 #define _mm512_mask_storeu_epi8 u8p_emu_mm512_mask_storeu_epi8
+#undef _mm512_cvtepu8_epi32
+#define _mm512_cvtepu8_epi32 u8p_emu_mm512_cvtepu8_epi32
+#undef _mm512_alignr_epi8
+#define _mm512_alignr_epi8 u8p_emu_mm512_alignr_epi8
+#undef _mm512_alignr_epi64
+#define _mm512_alignr_epi64 u8p_emu_mm512_alignr_epi64
+#undef _mm512_maskz_compress_epi16
+#define _mm512_maskz_compress_epi16 u8p_emu_mm512_maskz_compress_epi16
+#undef _mm512_mask_storeu_epi16
+#define _mm512_mask_storeu_epi16 u8p_emu_mm512_mask_storeu_epi16
 #undef _mm256_maskload_epi32
 #define _mm256_maskload_epi32 u8p_emu_mm256_maskload_epi32
 
