@@ -8,7 +8,10 @@ present, so new kernel files are picked up):
   native    every table the sources define whose instruction sets this CPU
             has (all of them on an AVX-512 machine with VBMI2);
   emulated  the same sources against SIMDe + tests/c/emu (x86-64 only),
-            so every x86 table runs whatever the CPU lacks.
+            so every x86 table runs whatever the CPU lacks;
+  native-small  native, with the kernels' short-input cut-offs (below which
+            a SIMD encoder hands the input to the scalar loop) at 1, so the
+            SIMD code runs at every length the harness tries.
 
 Each harness prints which tables ran natively and which emulated; the lines
 are repeated at the end of pytest's output (tests/kernel_report.py).  Both
@@ -32,8 +35,13 @@ pytestmark = pytest.mark.skipif(os.name == "nt", reason="the harness uses POSIX 
 HARNESSES = [("test_kernels.c", " 0 mismatches"), ("test_decode_kernels.c", ": 0 failures")]
 
 
+SMALL = ["-DU8P_SIMD_MIN_UNITS=1", "-DU8P_X86_MIN_UNITS_UCS2=1", "-DU8P_SSE_MIN_UNITS_UCS4=1"]
+
+
 def _flags(mode):
     flags = ["-O2", "-Wall", "-Wextra"]
+    if mode == "native-small":
+        flags += SMALL
     if os.environ.get("UTF8PFX_WERROR") == "1":
         flags.append("-Werror")
     if mode == "emulated":
@@ -47,7 +55,7 @@ def _run(cmd, **kw):
     return subprocess.run(cmd, capture_output=True, text=True, **kw)
 
 
-@pytest.fixture(scope="module", params=["native", "emulated"])
+@pytest.fixture(scope="module", params=["native", "emulated", "native-small"])
 def kernel_build(request, tmp_path_factory):
     """(mode, objects dir, compiler, flags): every csrc/kernels/*.c compiled
     once per mode, and the list of tables they define (tables.inc)."""
@@ -90,6 +98,7 @@ def test_c_kernels(kernel_build, harness, passed):
         assert "native: none" in line[0] and "emulated: none" not in line[0], line[0]
     else:
         assert "emulated: none" in line[0] and "native: scalar" in line[0], line[0]
+    assert ("cut-offs lowered" in line[0]) == (mode == "native-small"), line[0]
 
 
 def test_dispatch_levels_were_tested_natively():

@@ -3,7 +3,9 @@
 #           sources define whose instruction sets this CPU has;
 #   emu:    the same kernels built against SIMDe + tests/c/emu (x86-64),
 #           so every x86 table runs whatever the CPU lacks;
-#   emu-intrinsics: each fill-in intrinsic against the native instruction.
+#   emu-intrinsics: each fill-in intrinsic against the native instruction;
+#   native-small / emu-small: the same with the short-input cut-offs at 1,
+#           so the SIMD code runs at every length.
 # Ends with the line saying which tables ran natively and which emulated.
 # A missing tool (C compiler, SIMDe, nm) skips that part with the reason.
 root=$(pwd)
@@ -21,7 +23,7 @@ werror="-O2 -g -Wall -Wextra"
 
 make -s -C tests/c clean-verify >/dev/null
 echo "== 10-kernels: native runs (CPU: $(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | cut -d: -f2- | sed 's/^ *//'))"
-make -s -C tests/c native VFLAGS="$werror" | tee "$log/native"
+make -s -C tests/c native native-small VFLAGS="$werror" | tee "$log/native"
 
 emu_line="emulated: skipped"
 case $(uname -m) in
@@ -31,7 +33,7 @@ x86_64|amd64)
     python3 -m venv "$venv"
     if "$venv/bin/pip" install -q 'cmeel-simde>=0.8.2'; then
         echo "== 10-kernels: emulated runs (SIMDe from cmeel-simde)"
-        make -s -C tests/c emu emu-intrinsics VFLAGS="$werror" PYTHON="$venv/bin/python" \
+        make -s -C tests/c emu emu-small emu-intrinsics VFLAGS="$werror" PYTHON="$venv/bin/python" \
             | tee "$log/emu"
         emu_line=""
     else

@@ -236,6 +236,9 @@ tt_report(const char *what, const tt_entry *t, int n)
 #ifdef U8P_EMULATED
     printf(" (reference: scalar; intrinsics from SIMDe %s + tests/c/emu)", U8P_EMU_SIMDE_VERSION);
 #endif
+#ifdef U8P_SIMD_MIN_UNITS /* the *-small builds: short-input cut-offs moved down */
+    printf(" [SIMD paths from %d unit(s): short-input cut-offs lowered]", (int)U8P_SIMD_MIN_UNITS);
+#endif
     printf("\n");
 }
 
