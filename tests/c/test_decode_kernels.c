@@ -236,9 +236,17 @@ check_dec(const uint8_t *bytes, size_t n, const char *label, const uint32_t *wan
 
 /* ------------------------------------------------------------ generators */
 
-enum { C_ASCII, C_LATIN1, C_TWO, C_THREE, C_SURR, C_ASTRAL, C_NCLASS };
+enum { C_ASCII, C_LATIN1, C_TWO, C_THREE, C_SURR, C_ASTRAL, C_EDGE, C_NCLASS };
 static const char *const class_names[C_NCLASS] = {"ascii", "latin1", "2byte", "3byte",
-                                                  "surr", "astral"};
+                                                  "surr", "astral", "edge"};
+
+/* code points at the edges the validators decide on: the limits of each
+ * sequence length, the E0/ED/F0/F4 second-byte ranges, the surrogates */
+static const uint32_t edges[] = {
+    0x00, 0x7F, 0x80, 0xBF, 0xC0, 0xFF, 0x100, 0x7FF, 0x800, 0x801, 0xFFF, 0x1000, 0xCFFF,
+    0xD000, 0xD7FF, 0xD800, 0xDBFF, 0xDC00, 0xDFFF, 0xE000, 0xEFFF, 0xF000, 0xFFFD, 0xFFFF,
+    0x10000, 0x3FFFF, 0x40000, 0xFFFFF, 0x100000, 0x10FFFF,
+};
 
 static uint32_t
 cp_of(int cls)
@@ -254,6 +262,7 @@ cp_of(int cls)
         while (c >= 0xD800 && c <= 0xDFFF);
         return c;
     case C_SURR: return 0xD800 + rnd() % 0x800;
+    case C_EDGE: return edges[rnd() % (sizeof edges / sizeof edges[0])];
     default: return 0x10000 + rnd() % 0x100000;
     }
 }
@@ -272,6 +281,7 @@ static const mix mixes[] = {
     {"astral-mix", {500, 0, 50, 100, 0, 350}},
     {"all", {300, 100, 150, 200, 20, 230}},
     {"surr-sparse", {400, 0, 200, 390, 10, 0}},
+    {"edges", {300, 0, 0, 0, 0, 0, 700}},
 };
 #define NMIX (sizeof mixes / sizeof mixes[0])
 
