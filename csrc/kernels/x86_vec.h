@@ -23,6 +23,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "simd_internal.h"
 #include "x86_short.h"
 
 #define U8P_CAT_(a, b) a##b
@@ -61,6 +62,37 @@
 #define vsel16gt VOP(sel16gt)
 #define vsel32gt VOP(sel32gt)
 #define vaddifeq8 VOP(addifeq8)
+/* encoders (128 and 256 bits) */
+#define vk(name) VOP(k)(U8P_K_##name)
+#define vtestz VOP(testz)
+#define vandnot VOP(andnot)
+#define vsub8 VOP(sub8)
+#define vsub16 VOP(sub16)
+#define vsub32 VOP(sub32)
+#define vcmpgt8 VOP(cmpgt8)
+#define vcmpeq16 VOP(cmpeq16)
+#define vcmpgt16 VOP(cmpgt16)
+#define vcmpeq32 VOP(cmpeq32)
+#define vcmpgt32 VOP(cmpgt32)
+#define vpacks16 VOP(packs16)
+#define vpacks32 VOP(packs32)
+#define vpackus32 VOP(packus32)
+#define vblend VOP(blend)
+#define vsrl32 VOP(srl32)
+#define vmulhi16u VOP(mulhi16u)
+#define vmullo16 VOP(mullo16)
+#define vunpacklo8 VOP(unpacklo8)
+#define vunpackhi8 VOP(unpackhi8)
+#define vunpacklo16 VOP(unpacklo16)
+#define vunpackhi16 VOP(unpackhi16)
+#define vlane VOP(lane)
+#define vhsum16 VOP(hsum16)
+#define vhsum32 VOP(hsum32)
+#define vnarrow16 VOP(narrow16)
+#define vpack32to16 VOP(pack32to16)
+#define vmarks VOP(marks)
+#define vsthalf VOP(sthalf)
+#define vrows VOP(rows)
 
 /* all mask bits of a vector of bytes */
 #define VMASK_ALL (VW == 64 ? ~(uint64_t)0 : (((uint64_t)1 << (VW & 63)) - 1))
@@ -119,6 +151,59 @@ u8p_load_u32(const void *p)
     _mm_add_epi8((x), _mm_and_si128(_mm_cmpeq_epi8((p), _mm_set1_epi8((char)(c))), \
                                     _mm_set1_epi8((char)(a))))
 
+/* encoders: a constant of u8p_x86_k (its low half), ... */
+#define u8p_v16_k(i) _mm_load_si128((const __m128i *)(const void *)u8p_x86_k[i].b)
+#define u8p_v16_testz(a, b) _mm_testz_si128((a), (b))
+#define u8p_v16_andnot(a, b) _mm_andnot_si128((a), (b))
+#define u8p_v16_sub8(a, b) _mm_sub_epi8((a), (b))
+#define u8p_v16_sub16(a, b) _mm_sub_epi16((a), (b))
+#define u8p_v16_sub32(a, b) _mm_sub_epi32((a), (b))
+#define u8p_v16_cmpgt8(a, b) _mm_cmpgt_epi8((a), (b))
+#define u8p_v16_cmpeq16(a, b) _mm_cmpeq_epi16((a), (b))
+#define u8p_v16_cmpgt16(a, b) _mm_cmpgt_epi16((a), (b))
+#define u8p_v16_cmpeq32(a, b) _mm_cmpeq_epi32((a), (b))
+#define u8p_v16_cmpgt32(a, b) _mm_cmpgt_epi32((a), (b))
+/* packs and unpacks work within each 128-bit lane at every width */
+#define u8p_v16_packs16(a, b) _mm_packs_epi16((a), (b))
+#define u8p_v16_packs32(a, b) _mm_packs_epi32((a), (b))
+#define u8p_v16_packus32(a, b) _mm_packus_epi32((a), (b))
+#define u8p_v16_blend(a, b, m) _mm_blendv_epi8((a), (b), (m))
+#define u8p_v16_srl32(a, n) _mm_srli_epi32((a), (n))
+#define u8p_v16_mulhi16u(a, b) _mm_mulhi_epu16((a), (b))
+#define u8p_v16_mullo16(a, b) _mm_mullo_epi16((a), (b))
+#define u8p_v16_unpacklo8(a, b) _mm_unpacklo_epi8((a), (b))
+#define u8p_v16_unpackhi8(a, b) _mm_unpackhi_epi8((a), (b))
+#define u8p_v16_unpacklo16(a, b) _mm_unpacklo_epi16((a), (b))
+#define u8p_v16_unpackhi16(a, b) _mm_unpackhi_epi16((a), (b))
+/* 128-bit lane j (a constant) */
+#define u8p_v16_lane(v, j) (v)
+/* sum of the 16-bit lanes (each < 32768: madd is signed), 32-bit lanes */
+#define u8p_v16_hsum16(v) u8p_v16_hsum32(_mm_madd_epi16((v), _mm_set1_epi16(1)))
+#define u8p_v16_hsum32(v) u8p_hsum32_128(v)
+/* 16-bit lanes < 0x100 -> their bytes in order, in the low W/2 bytes */
+#define u8p_v16_narrow16(v) _mm_packus_epi16((v), (v))
+/* 32-bit lanes of a, then of b (< 0x10000) -> 16-bit lanes in order */
+#define u8p_v16_pack32to16(a, b) _mm_packus_epi32((a), (b))
+/* a shuffle control of one 16-byte table row per 128-bit lane (lane 0's
+ * row at p0, lane 1's at p1, unused at 128 bits) */
+#define u8p_v16_rows(p0, p1) _mm_load_si128((const __m128i *)(const void *)(p0))
+/* store the low W/2 bytes of a 128-bit x */
+#define u8p_v16_sthalf(p, x) _mm_storel_epi64((__m128i *)(void *)(p), (x))
+/* UTF-8 marker bits of each lane's sequence length from its threshold
+ * masks (x86_consts.c) */
+#define u8p_v16_marks(ge80, ge800, ge10000)                                           \
+    _mm_xor_si128(_mm_xor_si128(_mm_and_si128((ge80), u8p_v16_k(U8P_K_W80C00000)),   \
+                                _mm_and_si128((ge800), u8p_v16_k(U8P_K_W0040E000))), \
+                  _mm_and_si128((ge10000), u8p_v16_k(U8P_K_W000060F0)))
+
+__attribute__((target("sse4.1"))) static inline size_t
+u8p_hsum32_128(__m128i s)
+{
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4E));
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xB1));
+    return (size_t)(uint32_t)_mm_cvtsi128_si32(s);
+}
+
 /* --------------------------------------------------------------- AVX2 */
 #define u8p_v32_t __m256i
 #define u8p_v32_W 32
@@ -160,6 +245,47 @@ u8p_load_u32(const void *p)
     _mm256_add_epi8((x), _mm256_and_si256(                             \
                              _mm256_cmpeq_epi8((p), _mm256_set1_epi8((char)(c))), \
                              _mm256_set1_epi8((char)(a))))
+
+#define u8p_v32_k(i) _mm256_load_si256((const __m256i *)(const void *)u8p_x86_k[i].b)
+#define u8p_v32_testz(a, b) _mm256_testz_si256((a), (b))
+#define u8p_v32_andnot(a, b) _mm256_andnot_si256((a), (b))
+#define u8p_v32_sub8(a, b) _mm256_sub_epi8((a), (b))
+#define u8p_v32_sub16(a, b) _mm256_sub_epi16((a), (b))
+#define u8p_v32_sub32(a, b) _mm256_sub_epi32((a), (b))
+#define u8p_v32_cmpgt8(a, b) _mm256_cmpgt_epi8((a), (b))
+#define u8p_v32_cmpeq16(a, b) _mm256_cmpeq_epi16((a), (b))
+#define u8p_v32_cmpgt16(a, b) _mm256_cmpgt_epi16((a), (b))
+#define u8p_v32_cmpeq32(a, b) _mm256_cmpeq_epi32((a), (b))
+#define u8p_v32_cmpgt32(a, b) _mm256_cmpgt_epi32((a), (b))
+#define u8p_v32_packs16(a, b) _mm256_packs_epi16((a), (b))
+#define u8p_v32_packs32(a, b) _mm256_packs_epi32((a), (b))
+#define u8p_v32_packus32(a, b) _mm256_packus_epi32((a), (b))
+#define u8p_v32_blend(a, b, m) _mm256_blendv_epi8((a), (b), (m))
+#define u8p_v32_srl32(a, n) _mm256_srli_epi32((a), (n))
+#define u8p_v32_mulhi16u(a, b) _mm256_mulhi_epu16((a), (b))
+#define u8p_v32_mullo16(a, b) _mm256_mullo_epi16((a), (b))
+#define u8p_v32_unpacklo8(a, b) _mm256_unpacklo_epi8((a), (b))
+#define u8p_v32_unpackhi8(a, b) _mm256_unpackhi_epi8((a), (b))
+#define u8p_v32_unpacklo16(a, b) _mm256_unpacklo_epi16((a), (b))
+#define u8p_v32_unpackhi16(a, b) _mm256_unpackhi_epi16((a), (b))
+#define u8p_v32_lane(v, j) ((j) ? _mm256_extracti128_si256((v), 1) : _mm256_castsi256_si128(v))
+#define u8p_v32_hsum16(v) u8p_v32_hsum32(_mm256_madd_epi16((v), _mm256_set1_epi16(1)))
+#define u8p_v32_hsum32(v) \
+    u8p_hsum32_128(_mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256((v), 1)))
+/* packus interleaves the 128-bit lanes: the permute restores the order */
+#define u8p_v32_narrow16(v) \
+    _mm256_castsi256_si128(_mm256_permute4x64_epi64(_mm256_packus_epi16((v), (v)), 0xD8))
+#define u8p_v32_pack32to16(a, b) _mm256_permute4x64_epi64(_mm256_packus_epi32((a), (b)), 0xD8)
+#define u8p_v32_rows(p0, p1)                                                                \
+    _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_load_si128((const __m128i *)(const void *)(p0))), \
+                            _mm_load_si128((const __m128i *)(const void *)(p1)), 1)
+#define u8p_v32_sthalf(p, x) _mm_storeu_si128((__m128i *)(void *)(p), (x))
+/* -k is the sum of the masks; vpermilps reads its low 2 bits to pick the
+ * marker bits (bytes below the lead are don't cares) */
+#define u8p_v32_marks(ge80, ge800, ge10000)                                       \
+    _mm256_castps_si256(_mm256_permutevar_ps(                                     \
+        _mm256_castsi256_ps(u8p_v32_k(U8P_K_MARKS)),                              \
+        _mm256_add_epi32(_mm256_add_epi32((ge80), (ge800)), (ge10000))))
 
 /* ------------------------------------------------------ AVX-512 F + BW */
 #define u8p_v64_t __m512i

@@ -1,0 +1,649 @@
+/*
+ * The x86 length and encode kernels, written once for 128- and 256-bit
+ * vectors; included by x86_enc.c once per width (no include guard, on
+ * purpose; it undefines its parameters at the end).  x86_enc.c's header
+ * comment describes the scheme.  The includer defines:
+ *
+ *   U8P_VP          the width's operation prefix (x86_vec.h)
+ *   U8P_EN          the prefix of the functions made here
+ *   U8P_ET          their target attribute; U8P_ET_INL the same plus
+ *                   always_inline (block steps: gcc would otherwise call
+ *                   the bigger ones out of line)
+ *   ENC_LINK        `static`, or empty to export the encoders
+ *   ENC_MIN_UCS4    below this many units enc_ucs4 hands the whole input to
+ *                   the scalar loop
+ *
+ * Vocabulary: a vector holds UPV UCS2 units (16-bit lanes) or QPV UCS4
+ * units; blocks are 16 units at every width (SSE: 2 vectors of UCS2,
+ * 4 of UCS4; AVX2: 1 and 2), the unit of the surrogate look-ahead.
+ * Every store is 16 bytes wide (one 128-bit lane of output at a time) and
+ * may run past the block's own bytes: a block is only encoded when enough
+ * surrogate-free units follow it that the extra bytes still fall inside
+ * dst's exact length (every unit encodes to at least one byte).
+ */
+#define EN(x) U8P_CAT(U8P_EN, x)
+#define UPV (VW / 2)
+#define QPV (VW / 4)
+#define NLANE (VW / 16)
+
+/* Units needed surrogate-free from a block's start: its last 16-byte store
+ * starts at most at unit 12's bytes. */
+#define ENC_NEED 28
+/* Shorter tails than this are left to the scalar loops. */
+#define ENC_TAIL_MIN 4
+/* From this many Latin-1 bytes on, a tail goes through short_ucs1. */
+#define ENC_UCS1_SHORT 8
+
+/* ---------------------------------------------------------------- lengths */
+
+U8P_ET static size_t
+EN(len_ucs1)(const uint8_t *src, size_t n)
+{
+    size_t i = 0, high = 0;
+    int j;
+    for (; i + 64 <= n; i += 64) {
+        uint64_t m = 0;
+        for (j = 0; j < 64; j += VW)
+            m |= vmhigh(vld(src + i + j)) << j;
+        high += (size_t)__builtin_popcountll(m);
+    }
+    for (; i + VW <= n; i += VW)
+        high += (size_t)__builtin_popcountll(vmhigh(vld(src + i)));
+    return i + high + u8p_scalar_len_ucs1(src + i, n - i);
+}
+
+U8P_ET static size_t
+EN(len_ucs2)(const uint16_t *src, size_t n, size_t *nsurr)
+{
+    const vec zero = vzero();
+    size_t i = 0, lt = 0, surr = 0, tsurr, tlen;
+    /* lt counts (cp < 0x80) + (cp < 0x800): a unit takes 3 - that bytes.
+     * 16-bit lanes grow by at most 2 a vector: flush every 8192. */
+    while (i + UPV <= n) {
+        size_t blocks = (n - i) / UPV, b;
+        vec acc = zero, accs = zero;
+        if (blocks > 8192)
+            blocks = 8192;
+        for (b = 0; b < blocks; b++, i += UPV) {
+            vec v = vld(src + i), hi = vand(v, vk(HF800));
+            acc = vsub16(acc, vcmpeq16(vand(v, vk(HFF80)), zero));
+            acc = vsub16(acc, vcmpeq16(hi, zero));
+            accs = vsub16(accs, vcmpeq16(hi, vk(HD800)));
+        }
+        lt += vhsum16(acc);
+        surr += vhsum16(accs);
+    }
+    tlen = u8p_scalar_len_ucs2(src + i, n - i, &tsurr);
+    *nsurr = surr + tsurr;
+    return 3 * i - lt + tlen;
+}
+
+U8P_ET static size_t
+EN(len_ucs4)(const uint32_t *src, size_t n, size_t *nsurr)
+{
+    const vec zero = vzero();
+    size_t i = 0, i0, lt = 0, astral = 0, surr = 0, tsurr = 0, tlen = 0;
+    /* UPV units a step, narrowed to 16 bits by the saturating pack (which
+     * sends astral code points to 0xFFFF: neither "< 0x80", "< 0x800" nor
+     * a surrogate, as wanted).  A unit takes 3 - lt + astral bytes, lt the
+     * thresholds 0x80, 0x800 it is under.  Flush every 8192 steps. */
+    while (i + UPV <= n) {
+        size_t blocks = (n - i) / UPV, b;
+        vec acc = zero, accs = zero, acca = zero;
+        if (blocks > 8192)
+            blocks = 8192;
+        for (b = 0; b < blocks; b++, i += UPV) {
+            vec x = vld(src + i), y = vld(src + i + QPV);
+            vec p = vpackus32(x, y), hi = vand(p, vk(HF800));
+            acca = vsub32(acca, vcmpgt32(x, vk(WFFFF)));
+            acca = vsub32(acca, vcmpgt32(y, vk(WFFFF)));
+            acc = vsub16(acc, vcmpeq16(vand(p, vk(HFF80)), zero));
+            acc = vsub16(acc, vcmpeq16(hi, zero));
+            accs = vsub16(accs, vcmpeq16(hi, vk(HD800)));
+        }
+        lt += vhsum16(acc);
+        surr += vhsum16(accs);
+        astral += vhsum32(acca);
+    }
+    i0 = i;
+    /* the last units, a vector at a time through zero-padded loads
+     * (padding lanes are 0: no threshold, no surrogate); 4 mask bits a lane */
+    for (; i < n; i += QPV) {
+        size_t r = n - i < QPV ? n - i : QPV;
+        vec x = vldpart((const uint8_t *)(src + i), 4 * r);
+        tlen += r + (size_t)(__builtin_popcountll(vmhigh(vcmpgt32(x, vk(W7F))))
+                             + __builtin_popcountll(vmhigh(vcmpgt32(x, vk(W7FF))))
+                             + __builtin_popcountll(vmhigh(vcmpgt32(x, vk(WFFFF)))))
+                            / 4;
+        tsurr += (size_t)__builtin_popcountll(
+                     vmhigh(vcmpeq32(vand(x, vk(WNOT7FF)), vk(WD800))))
+                 / 4;
+    }
+    *nsurr = surr + tsurr;
+    return 3 * i0 - lt + astral + tlen;
+}
+
+/* ------------------------------------------------------------ block steps */
+
+#define ENC_AT1(p) (8 * (p) + (size_t)__builtin_popcountll(m & (((uint64_t)1 << (8 * (p))) - 1)))
+
+/* VW Latin-1 bytes, m their high-bit mask -> VW..2VW bytes.  A byte
+ * >= 0x80 becomes [0xC2 + (c >= 0xC0), c & 0xBF]; every byte is paired
+ * with its would-be trail in a 16-bit lane and u8p_shuf2 drops the trail of
+ * ASCII bytes.  Stores 16 bytes at the start of every 8 units' bytes. */
+U8P_ET_INL static inline size_t
+EN(enc1)(vec v, uint64_t m, uint8_t *d)
+{
+    /* signed: c >= 0xC0 is > -65; ASCII too, but the blend keeps it */
+    vec lead = vsub8(vk(BC2), vcmpgt8(v, vk(BBF)));
+    vec first = vblend(v, lead, v); /* high bit of v selects */
+    vec trail = vand(v, vk(BBF));
+    /* per 128-bit lane: unpacklo = its bytes 0..7, unpackhi = 8..15 */
+    vec a = vunpacklo8(first, trail), b = vunpackhi8(first, trail);
+    int j;
+    a = vshuf8(a, vrows(u8p_shuf2[m & 0xFF], u8p_shuf2[(m >> 16) & 0xFF]));
+    b = vshuf8(b, vrows(u8p_shuf2[(m >> 8) & 0xFF], u8p_shuf2[(m >> 24) & 0xFF]));
+    /* piece p (8 units) starts at 8p + the high bits before it */
+    for (j = 0; j < NLANE; j++) {
+        _mm_storeu_si128((__m128i *)(d + ENC_AT1(2 * j)), vlane(a, j));
+        _mm_storeu_si128((__m128i *)(d + ENC_AT1(2 * j + 1)), vlane(b, j));
+    }
+    return VW + (size_t)__builtin_popcountll(m);
+}
+
+/* UPV code points < 0x800 in 16-bit lanes -> UPV..2UPV bytes; stores 16
+ * bytes at the start of every 8 units' bytes. */
+U8P_ET_INL static inline size_t
+EN(enc2)(vec v, uint8_t *d)
+{
+    /* [0xC0 | c >> 6, 0x80 | (c & 0x3F)] as a little-endian 16-bit lane */
+    vec two = vor(vor(vsrl16(v, 6), vsll16(vand(v, vk(H003F)), 8)), vk(H80C0));
+    vec big = vcmpgt16(v, vk(H007F));
+    /* bits 16j .. 16j+7: the units of 128-bit lane j */
+    uint64_t m = vmhigh(vpacks16(big, vzero()));
+    vec w = vshuf8(vblend(v, two, big),
+                   vrows(u8p_shuf2[m & 0xFF], u8p_shuf2[(m >> 16) & 0xFF]));
+    size_t n0 = 8 + (size_t)__builtin_popcountll(m & 0xFF);
+    _mm_storeu_si128((__m128i *)d, vlane(w, 0));
+    if (NLANE > 1)
+        _mm_storeu_si128((__m128i *)(d + n0), vlane(w, 1));
+    return UPV + (size_t)__builtin_popcountll(m);
+}
+
+/* UPV code points < 0x10000 (no surrogates) in 16-bit lanes -> UPV..3UPV
+ * bytes.  Each code point's UTF-8 is built right-aligned in a 32-bit lane
+ * (the layout of utf8_lanes below) from two 16-bit halves: hi = [b2, b3]
+ * (b3 the last byte) and lo = [-, b1] (the lead of a 3-byte sequence), so
+ * the arithmetic runs on UPV units a vector; unpacking lo/hi gives the
+ * lanes.  Stores 16 bytes at the start of every 4 units' bytes. */
+U8P_ET_INL static inline size_t
+EN(enc3)(vec v, uint8_t *d)
+{
+    const vec zero = vzero();
+    vec lt80 = vcmpeq16(vand(v, vk(HFF80)), zero);
+    vec lt800 = vcmpeq16(vand(v, vk(HF800)), zero);
+    vec v8 = vsll16(v, 8);
+    /* b3 = 0x80 | (c & 0x3F); b2 = 0x80 | ((c >> 6) & 0x3F), plus 0x40 when
+     * b2 is a 2-byte lead (0xC0 | c >> 6, c >> 6 < 0x20) */
+    vec hi = vor(vor(vand(v8, vk(H3F00)), vand(vsrl16(v, 6), vk(H003F))),
+                 vor(vk(H8080), vand(vandnot(lt80, lt800), vk(H0040))));
+    /* b1 = 0xE0 | c >> 12 (only used by 3-byte lanes) */
+    vec lo = vor(vand(vsrl16(v, 4), vk(H0F00)), vk(HE000));
+    vec a, b;
+    /* per 128-bit lane j: bits 16j.. "< 0x80" of its 8 units, 16j+8..
+     * "< 0x800"; k = 2 - those */
+    uint64_t m = ~vmhigh(vpacks16(lt80, lt800));
+    unsigned x0, x1;
+    size_t n0, n1, n2;
+    hi = vblend(hi, v8, lt80); /* ASCII: b3 = c */
+    /* per 128-bit lane: unpacklo = its units 0..3, unpackhi = 4..7 */
+    x0 = (unsigned)u8p_spread8[m & 0xFF] + u8p_spread8[(m >> 8) & 0xFF];
+    x1 = (unsigned)u8p_spread8[(m >> 16) & 0xFF] + u8p_spread8[(m >> 24) & 0xFF];
+    a = vshuf8(vunpacklo16(lo, hi), vrows(u8p_shuf4[x0 & 0xFF], u8p_shuf4[x1 & 0xFF]));
+    b = vshuf8(vunpackhi16(lo, hi), vrows(u8p_shuf4[x0 >> 8], u8p_shuf4[x1 >> 8]));
+    n0 = u8p_len4[x0 & 0xFF];
+    n1 = n0 + u8p_len4[x0 >> 8];
+    _mm_storeu_si128((__m128i *)d, vlane(a, 0));
+    _mm_storeu_si128((__m128i *)(d + n0), vlane(b, 0));
+    if (NLANE == 1)
+        return n1;
+    n2 = n1 + u8p_len4[x1 & 0xFF];
+    _mm_storeu_si128((__m128i *)(d + n1), vlane(a, 1));
+    _mm_storeu_si128((__m128i *)(d + n2), vlane(b, 1));
+    return n2 + u8p_len4[x1 >> 8];
+}
+
+/* The UTF-8 of QPV code points (no surrogates, <= 0x10FFFF), one per
+ * 32-bit lane, and in *ab the masks that pick their u8p_shuf4n row.
+ *
+ * Lane layout shared by every 3-/4-byte path (and the AVX-512 and NEON
+ * files): a sequence of 1 + k bytes sits right-aligned in its lane, lead in
+ * byte 3 - k, last byte in byte 3; u8p_shuf4 is indexed by the four k
+ * (2 bits each) and picks exactly those bytes, lane after lane.  u8p_shuf4n
+ * holds the same rows under an index that compares give directly:
+ * a = ge80 ^ ge10000 and b = ge800 per lane, packed here to 16-bit lanes
+ * [a0..a3, b0..b3] per 128-bit lane; packs_epi16 of two of them and a
+ * movemask make two indices at once. */
+U8P_ET_INL static inline vec
+EN(utf8_lanes)(vec c, vec *ab)
+{
+    vec ge80 = vcmpgt32(c, vk(W7F));
+    vec ge800 = vcmpgt32(c, vk(W7FF));
+    vec ge10000 = vcmpgt32(c, vk(WFFFF));
+    /* The four 6-bit groups of c, highest in byte 0 and lowest in byte 3.
+     * Read as a big-endian 24-bit number [c2, c1, c0] this is splitting 3
+     * bytes into 4 sextets: shuffle each lane to [c1, c2, c0, c1], then
+     * per 16-bit half one multiply-high moves a sextet down and one
+     * multiply-low moves the other up. */
+    vec in = vshuf8(c, vk(SEXT_SHUF));
+    vec s = vor(vmulhi16u(vand(in, vk(W0FC0FC00)), vk(W04000040)),
+                vmullo16(vand(in, vk(W003F03F0)), vk(W01000010)));
+    *ab = vpacks32(vxor(ge80, ge10000), ge800);
+    /* ASCII keeps all 7 bits in byte 3 */
+    return vblend(vsll32(c, 24), vor(s, vmarks(ge80, ge800, ge10000)), ge80);
+}
+
+/* UPV code points (no surrogates, <= 0x10FFFF) in a, b -> UPV..4UPV bytes,
+ * one movemask for every table row.  Stores 16 bytes at the start of
+ * every 4 units' bytes. */
+U8P_ET_INL static inline size_t
+EN(enc4)(vec a, vec b, uint8_t *d)
+{
+    vec aba, abb;
+    vec sa = EN(utf8_lanes)(a, &aba), sb = EN(utf8_lanes)(b, &abb);
+    /* per 128-bit lane j: byte 2j the row of a's units, 2j+1 of b's */
+    uint64_t m = vmhigh(vpacks16(aba, abb));
+    unsigned x0 = (unsigned)m & 0xFF, x1 = (unsigned)(m >> 8) & 0xFF;
+    unsigned x2 = (unsigned)(m >> 16) & 0xFF, x3 = (unsigned)(m >> 24) & 0xFF;
+    size_t n0 = u8p_len4n[x0], n1, n2;
+    sa = vshuf8(sa, vrows(u8p_shuf4n[x0], u8p_shuf4n[x2]));
+    sb = vshuf8(sb, vrows(u8p_shuf4n[x1], u8p_shuf4n[x3]));
+    _mm_storeu_si128((__m128i *)d, vlane(sa, 0));
+    if (NLANE == 1) {
+        _mm_storeu_si128((__m128i *)(d + n0), vlane(sb, 0));
+        return n0 + u8p_len4n[x1];
+    }
+    n1 = n0 + u8p_len4n[x2];
+    n2 = n1 + u8p_len4n[x1];
+    _mm_storeu_si128((__m128i *)(d + n0), vlane(sa, 1));
+    _mm_storeu_si128((__m128i *)(d + n1), vlane(sb, 0));
+    _mm_storeu_si128((__m128i *)(d + n2), vlane(sb, 1));
+    return n2 + u8p_len4n[x3];
+}
+
+/* UPV surrogate-free UCS2 units -> their UTF-8 at d */
+U8P_ET_INL static inline size_t
+EN(ucs2v)(vec v, uint8_t *d)
+{
+    if (vtestz(v, vk(HFF80))) {
+        vsthalf(d, vnarrow16(v));
+        return UPV;
+    }
+    if (vtestz(v, vk(HF800)))
+        return EN(enc2)(v, d);
+    return EN(enc3)(v, d);
+}
+
+/* UPV surrogate-free UCS4 units in a, b -> their UTF-8 at d */
+U8P_ET_INL static inline size_t
+EN(ucs4v)(vec a, vec b, uint8_t *d)
+{
+    vec o = vor(a, b);
+    if (vtestz(o, vk(WNOTFFFF))) {
+        /* narrow to UCS2: values < 0x10000 survive the saturating pack */
+        vec w16 = vpack32to16(a, b);
+        if (vtestz(o, vk(WNOT7F))) {
+            vsthalf(d, vnarrow16(w16));
+            return UPV;
+        }
+        if (vtestz(o, vk(WNOT7FF)))
+            return EN(enc2)(w16, d);
+        return EN(enc3)(w16, d);
+    }
+    return EN(enc4)(a, b, d);
+}
+
+/* A 16-unit block of surrogate-free code units at p -> UTF-8 at d. */
+U8P_ET_INL static inline size_t
+EN(ucs2x16)(const uint16_t *p, uint8_t *d)
+{
+    size_t o = 0;
+    int j;
+    for (j = 0; j < 16; j += UPV)
+        o += EN(ucs2v)(vld(p + j), d + o);
+    return o;
+}
+
+/* (loaded again from p: kept in registers, the 128-bit kernel's 4
+ * vectors a block made gcc spill on emoji text) */
+U8P_ET_INL static inline size_t
+EN(ucs4x16)(const uint32_t *p, uint8_t *d)
+{
+    vec any = vzero();
+    size_t o = 0;
+    int j;
+    for (j = 0; j < 16; j += QPV)
+        any = vor(any, vld(p + j));
+    if (!vtestz(any, vk(WNOTFFFF))) {
+        /* astral code points about: the general step, one predictable
+         * branch instead of the ladder's */
+        for (j = 0; j < 16; j += UPV)
+            o += EN(enc4)(vld(p + j), vld(p + j + QPV), d + o);
+        return o;
+    }
+    for (j = 0; j < 16; j += UPV)
+        o += EN(ucs4v)(vld(p + j), vld(p + j + QPV), d + o);
+    return o;
+}
+
+/* surrogate lanes of v (16- or 32-bit) */
+#define SURR16(v) vcmpeq16(vand((v), vk(HF800)), vk(HD800))
+#define SURR32(v) vcmpeq32(vand((v), vk(WNOT7FF)), vk(WD800))
+
+/* the 16 units at p into v; whether any is a surrogate */
+U8P_ET_INL static inline int
+EN(ld16_surr)(const uint16_t *p, vec *v)
+{
+    vec s = vzero();
+    int j;
+    for (j = 0; j < 16 / UPV; j++) {
+        v[j] = vld(p + j * UPV);
+        s = vor(s, SURR16(v[j]));
+    }
+    return !vtestz(s, s);
+}
+
+U8P_ET_INL static inline int
+EN(ld32_surr)(const uint32_t *p, vec *v)
+{
+    vec s = vzero();
+    int j;
+    for (j = 0; j < 16 / QPV; j++) {
+        v[j] = vld(p + j * QPV);
+        s = vor(s, SURR32(v[j]));
+    }
+    return !vtestz(s, s);
+}
+
+/* first surrogate in src[i, end), or end */
+U8P_ET static size_t
+EN(scan_surr16)(const uint16_t *src, size_t i, size_t end)
+{
+    for (; i + UPV <= end; i += UPV) {
+        uint64_t m = vmhigh(SURR16(vld(src + i)));
+        if (m)
+            return i + (size_t)__builtin_ctzll(m) / 2;
+    }
+    for (; i < end; i++) {
+        if (U8P_IS_SURROGATE(src[i]))
+            return i;
+    }
+    return end;
+}
+
+U8P_ET static size_t
+EN(scan_surr32)(const uint32_t *src, size_t i, size_t end)
+{
+    for (; i + QPV <= end; i += QPV) {
+        uint64_t m = vmhigh(SURR32(vld(src + i)));
+        if (m)
+            return i + (size_t)__builtin_ctzll(m) / 4;
+    }
+    for (; i < end; i++) {
+        if (U8P_IS_SURROGATE(src[i]))
+            return i;
+    }
+    return end;
+}
+
+/* --------------------------------------------------------------- encoders */
+
+/* r < 2VW Latin-1 bytes -> their UTF-8 at d, exactly: encoded from
+ * zero-padded loads (a 0 encodes as one byte, at the end) into a buffer,
+ * no per-byte branch, the real bytes copied out. */
+U8P_ET static size_t
+EN(short_ucs1)(const uint8_t *src, size_t r, uint8_t *d)
+{
+    uint8_t buf[4 * VW + 16];
+    size_t o;
+    vec v = vldpart(src, r > VW ? VW : r);
+    o = EN(enc1)(v, vmhigh(v), buf);
+    if (r > VW) {
+        v = vldpart(src + VW, r - VW);
+        o += EN(enc1)(v, vmhigh(v), buf + o) - (2 * VW - r);
+    }
+    else {
+        o -= VW - r;
+    }
+    u8p_copy_short(d, buf, o);
+    return o;
+}
+
+ENC_LINK U8P_ET size_t
+EN(enc_ucs1)(const uint8_t *src, size_t n, uint8_t *dst)
+{
+    uint8_t *d = dst;
+    size_t i = 0;
+    while (i + VW <= n) {
+        vec v = vld(src + i);
+        uint64_t m = vmhigh(v);
+        if (!m) {
+            vst(d, v);
+            d += VW;
+            i += VW;
+            continue;
+        }
+        /* the last 16-byte store starts at unit i + VW - 8 */
+        if (i + VW + 8 > n)
+            break;
+        d += EN(enc1)(v, m, d);
+        i += VW;
+    }
+    /* the last n - i < VW + 8 bytes */
+    if (n - i >= ENC_UCS1_SHORT)
+        return (size_t)(d - dst) + EN(short_ucs1)(src + i, n - i, d);
+    return (size_t)(d - dst) + u8p_enc_ucs1_nobranch(src + i, n - i, d);
+}
+
+/* 1 <= n < ENC_NEED UCS2 units, a whole input or the surrogate-free tail
+ * of one: loaded zero-padded (no memcpy to a buffer: its small stores
+ * would stall the vector loads), the first surrogate found with one
+ * compare a vector, the units from it on zeroed, every vector encoded into
+ * a buffer (a 0 encodes as one byte) and the bytes of src[0, k) copied
+ * out; k in *done.  Inlined into both callers. */
+U8P_ET_INL static inline size_t
+EN(short_ucs2)(const uint16_t *src, size_t n, uint8_t *dst, size_t *done)
+{
+    const uint8_t *p = (const uint8_t *)src;
+    size_t nb = 2 * n, k, o = 0, j;
+    uint8_t buf[3 * 32 + 16];
+    vec v[32 / UPV];
+    uint64_t m = 0; /* two bits a unit */
+    for (j = 0; j < 32 / UPV; j++) {
+        size_t at = j * VW;
+        v[j] = nb > at ? vldpart(p + at, nb - at < VW ? nb - at : VW) : vzero();
+        m |= vmhigh(SURR16(v[j])) << at;
+    }
+    k = m ? (size_t)__builtin_ctzll(m) / 2 : n;
+    if (k < n) {
+        for (j = 0; j < 32 / UPV; j++) {
+            long lim = (long)k - (long)(j * UPV);
+            lim = lim < 0 ? 0 : lim;
+            v[j] = vand(v[j], vcmpgt16(vset16(lim), vk(IOTA16)));
+        }
+    }
+    for (j = 0; j * UPV < n; j++)
+        o += EN(ucs2v)(v[j], buf + o);
+    o -= j * UPV - k;
+    u8p_copy_short(dst, buf, o);
+    *done = k;
+    return o;
+}
+
+ENC_LINK U8P_ET size_t
+EN(enc_ucs2)(const uint16_t *src, size_t n, uint8_t *dst, size_t *done)
+{
+    uint8_t *d = dst;
+    size_t i = 0, lim, k, w;
+    int stopped = 0, j; /* stopped: lim is a surrogate's index */
+    if (n < ENC_NEED)
+        return n < U8P_X86_MIN_UNITS_UCS2 ? u8p_scalar_enc_ucs2(src, n, dst, done)
+                                          : EN(short_ucs2)(src, n, dst, done);
+    /* Main loop: block i is encoded once the next 16 units are known
+     * surrogate-free, which keeps its stores inside dst; no scan. */
+    if (n >= 32) {
+        vec v[16 / UPV], nv[16 / UPV];
+        if (!EN(ld16_surr)(src, v)) {
+            while (i + 32 <= n && !EN(ld16_surr)(src + i + 16, nv)) {
+                for (j = 0; j < 16 / UPV; j++) {
+                    d += EN(ucs2v)(v[j], d);
+                    v[j] = nv[j];
+                }
+                i += 16;
+            }
+        }
+    }
+    /* The rest, with the surrogate scan. */
+    lim = i;
+    for (;;) {
+        if (i + ENC_NEED > lim) {
+            size_t to;
+            if (stopped || lim == n)
+                break;
+            to = n - lim > U8P_SURR_SCAN_CHUNK ? lim + U8P_SURR_SCAN_CHUNK : n;
+            lim = EN(scan_surr16)(src, lim, to);
+            stopped = lim < to;
+            continue;
+        }
+        d += EN(ucs2x16)(src + i, d);
+        i += 16;
+    }
+    /* [i, lim) is surrogate-free and shorter than ENC_NEED */
+    if (lim - i >= ENC_TAIL_MIN) {
+        size_t r = lim - i;
+        if (lim >= 32) {
+            /* the 32 units up to lim all ASCII: rewrite their bytes (those
+             * before the tail are already there, the same) */
+            vec any = vzero();
+            for (j = 0; j < 32; j += UPV)
+                any = vor(any, vld(src + lim - 32 + j));
+            if (vtestz(any, vk(HFF80))) {
+                for (j = 0; j < 32; j += UPV)
+                    vsthalf(d + r - 32 + j, vnarrow16(vld(src + lim - 32 + j)));
+                d += r;
+                i = lim;
+            }
+        }
+        if (i < lim) {
+            d += EN(short_ucs2)(src + i, r, d, &k);
+            i = lim;
+        }
+    }
+    w = u8p_scalar_enc_ucs2(src + i, n - i, d, &k);
+    *done = i + k;
+    return (size_t)(d - dst) + w;
+}
+
+/* 1 <= n < ENC_NEED UCS4 units from zero-padded loads -> UTF-8 at dst
+ * (as short_ucs2).  check: find the first surrogate (k in *done) and
+ * encode with the general 4-byte step (a whole UCS4 input has an astral
+ * code point somewhere: no ladder of mispredicted branches); else the
+ * units are surrogate-free (a tail) and go through the ladder. */
+U8P_ET_INL static inline size_t
+EN(part_ucs4)(const uint32_t *src, size_t n, uint8_t *dst, size_t *done, int check)
+{
+    const uint8_t *p = (const uint8_t *)src;
+    size_t nb = 4 * n, k = n, o = 0, j;
+    uint8_t buf[4 * 32 + 16];
+    vec v[32 / QPV];
+    for (j = 0; j < 32 / QPV; j++) {
+        size_t at = j * VW;
+        v[j] = nb > at ? vldpart(p + at, nb - at < VW ? nb - at : VW) : vzero();
+    }
+    if (check) {
+        /* padding lanes are 0, never a surrogate */
+        for (j = 0; j < 32 / QPV && k == n; j++) {
+            uint64_t m = vmhigh(SURR32(v[j])); /* four bits a unit */
+            if (m)
+                k = j * QPV + (size_t)__builtin_ctzll(m) / 4;
+        }
+        if (k < n) {
+            for (j = 0; j < 32 / QPV; j++) {
+                long lim = (long)k - (long)(j * QPV);
+                lim = lim < 0 ? 0 : lim;
+                v[j] = vand(v[j], vcmpgt32(vset32(lim), vk(IOTA32)));
+            }
+        }
+    }
+    for (j = 0; j * UPV < n; j++)
+        o += check ? EN(enc4)(v[2 * j], v[2 * j + 1], buf + o)
+                   : EN(ucs4v)(v[2 * j], v[2 * j + 1], buf + o);
+    o -= j * UPV - k;
+    u8p_copy_short(dst, buf, o);
+    *done = k;
+    return o;
+}
+
+ENC_LINK U8P_ET size_t
+EN(enc_ucs4)(const uint32_t *src, size_t n, uint8_t *dst, size_t *done)
+{
+    uint8_t *d = dst;
+    size_t i = 0, lim, k, w;
+    int stopped = 0;
+    vec v[16 / QPV];
+    if (n < ENC_MIN_UCS4)
+        return u8p_scalar_enc_ucs4(src, n, dst, done);
+    if (n < ENC_NEED)
+        return EN(part_ucs4)(src, n, dst, done, 1);
+    /* Main loop: block i is encoded once the next 16 units are known
+     * surrogate-free, which keeps its stores inside dst; no scan. */
+    if (n >= 32) {
+        if (!EN(ld32_surr)(src, v)) {
+            while (i + 32 <= n && !EN(ld32_surr)(src + i + 16, v)) {
+                d += EN(ucs4x16)(src + i, d);
+                i += 16;
+            }
+        }
+    }
+    /* The rest, with the surrogate scan. */
+    lim = i;
+    for (;;) {
+        if (i + ENC_NEED > lim) {
+            size_t to;
+            if (stopped || lim == n)
+                break;
+            to = n - lim > U8P_SURR_SCAN_CHUNK ? lim + U8P_SURR_SCAN_CHUNK : n;
+            lim = EN(scan_surr32)(src, lim, to);
+            stopped = lim < to;
+            continue;
+        }
+        d += EN(ucs4x16)(src + i, d);
+        i += 16;
+    }
+    /* [i, lim) is surrogate-free and shorter than ENC_NEED */
+    if (lim - i >= ENC_TAIL_MIN) {
+        d += EN(part_ucs4)(src + i, lim - i, d, &k, 0);
+        i = lim;
+    }
+    w = u8p_scalar_enc_ucs4(src + i, n - i, d, &k);
+    *done = i + k;
+    return (size_t)(d - dst) + w;
+}
+
+#undef ENC_AT1
+#undef SURR16
+#undef SURR32
+#undef ENC_NEED
+#undef ENC_TAIL_MIN
+#undef ENC_UCS1_SHORT
+#undef UPV
+#undef QPV
+#undef NLANE
+#undef EN
+/* the parameters: the next instantiation defines its own */
+#undef U8P_VP
+#undef U8P_EN
+#undef U8P_ET
+#undef U8P_ET_INL
+#undef ENC_LINK
+#undef ENC_MIN_UCS4
