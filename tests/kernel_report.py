@@ -77,7 +77,11 @@ def header_line():
 
 
 def summary_lines():
-    if not RESULTS:
-        return ["kernel tables: the C harnesses did not run in this session"]
-    return ["%s [%s build] %s" % (h, mode, line)
-            for (h, mode), line in sorted(RESULTS.items())]
+    lines = ["%s [%s build] %s" % (h, mode, line)
+             for (h, mode), line in sorted(RESULTS.items())]
+    if not any(mode == "native" and h != "test_emu_intrinsics.c" for h, mode in RESULTS):
+        lines.append("native C harness builds: none ran in this session")
+    if not any(mode == "emulated" for _, mode in RESULTS):
+        lines.append("emulated C harness builds: none ran in this session (%s)"
+                     % (emulation_unavailable() or "not selected"))
+    return lines

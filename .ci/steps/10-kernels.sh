@@ -47,6 +47,9 @@ x86_64|amd64)
 esac
 
 echo "== 10-kernels: kernel levels, native and emulated"
+if [ -x "$root/.venv/bin/python" ]; then
+    echo "   utf8pfx.isa() = $(cd /tmp && "$root/.venv/bin/python" -c 'import utf8pfx; print(utf8pfx.isa())' 2>/dev/null || echo '?')"
+fi
 grep -h "kernel tables:" "$log"/native "$log"/emu 2>/dev/null | sed 's/^/   /'
 grep -h "^emulated intrinsics:" "$log"/emu 2>/dev/null | sed 's/^/   /' || true
 [ -z "$emu_line" ] || echo "   $emu_line"
