@@ -145,3 +145,21 @@ def test_emulated_intrinsics_match_native(tmp_path):
     kernel_report.RESULTS[("test_emu_intrinsics.c", "native")] = (
         "fill-in intrinsics compared with the native instruction: %d of %d"
         % (len(compared), len(compared) + len(skipped)))
+
+
+def test_small_builds_reach_every_cut_off():
+    """The native-small build (and make's *-small) lowers exactly the
+    short-input cut-offs the kernel sources define as knobs: one that was
+    renamed would leave its SIMD path untested at short lengths without a
+    word, a new one would be missed."""
+    import re
+
+    knobs = set()
+    for path in glob.glob(os.path.join(KERNELS, "*.[ch]")):
+        with open(path) as f:
+            knobs |= set(re.findall(r"^#ifndef (U8P_\w*MIN_UNITS\w*)", f.read(), re.M))
+    ours = {flag[2:].split("=")[0] for flag in SMALL}
+    assert knobs == ours, (sorted(knobs), sorted(ours))
+    with open(os.path.join(CDIR, "emu.mk")) as f:
+        mk = re.search(r"^SMALL_FLAGS := (.*)$", f.read(), re.M).group(1).split()
+    assert sorted(mk) == sorted(SMALL), (mk, SMALL)
