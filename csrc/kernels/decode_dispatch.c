@@ -40,8 +40,7 @@ u8p_dec_kernels_variants(u8p_isa level, const u8p_dec_kernels **out, int max)
     case U8P_ISA_AVX512:
         if (!enc)
             break;
-        /* the encode dispatch picked its VBMI2 table iff the CPU has VBMI2 */
-        if (enc == &u8p_kernels_avx512_vbmi2)
+        if (u8p_x86_has_vbmi2())
             out[n++] = &u8p_dec_kernels_avx512_vbmi2;
         if (n < max)
             out[n++] = &u8p_dec_kernels_avx512;

@@ -33,6 +33,16 @@
  * many code points follow g). */
 #define DEC_END (2 * VW < 48 ? 48 : 2 * VW)
 
+/* an all-ASCII block at s + i widened to the output's code units (lanes a
+ * vector) and stored; else falls through */
+#define DEC_ASCII_BLOCK(widen, lanes)                                         \
+    if (!vmhigh(vld(s + i))) {                                                \
+        for (g = 0; g < VW; g += (lanes))                                     \
+            vst(d + k + g, widen(s + i + g));                                 \
+        k += VW;                                                              \
+        continue;                                                             \
+    }
+
 /* where the rest of a payload goes: the next narrower level's transcoder
  * if it is long enough for its block loop, else the scalar tail */
 #if DEC_NARROW_END
@@ -179,21 +189,15 @@ DN(to_ucs1)(const uint8_t *s, size_t n, uint8_t *d)
 U8P_DT static size_t
 DN(to_ucs2)(const uint8_t *s, size_t n, uint16_t *d)
 {
-    const uint64_t half = ((uint64_t)1 << (VW / 2)) - 1;
     size_t i = 0, k = 0;
+    int g;
     TABLES_READY();
     for (; i + DEC_END <= n; i += VW) {
-        vec in = vld(s + i);
-        uint64_t m;
-        if (!vmhigh(in)) {
-            vst(d + k, vw8to16(s + i));
-            vst(d + k + VW / 2, vw8to16(s + i + VW / 2));
-            k += VW;
-            continue;
-        }
-        m = ~vmcont(in);
-        k += DEC_EMIT16(d + k, DN(cands16)(s + i), m & half);
-        k += DEC_EMIT16(d + k, DN(cands16)(s + i + VW / 2), (m >> (VW / 2)) & half);
+        uint64_t keep;
+        DEC_ASCII_BLOCK(vw8to16, VW / 2);
+        keep = ~vmcont(vld(s + i));
+        for (g = 0; g < VW; g += VW / 2)
+            k += DEC_EMIT16(d + k, DN(cands16)(s + i + g), (keep >> g) & (((uint64_t)1 << (VW / 2)) - 1));
     }
     return k + DEC_REST(to_ucs2)(s + i, n - i, d + k);
 }
@@ -213,18 +217,13 @@ DN(to_ucs4)(const uint8_t *s, size_t n, uint32_t *d)
 {
     const uint64_t quarter = ((uint64_t)1 << (VW / 4)) - 1;
     size_t i = 0, k = 0;
+    int g;
     TABLES_READY();
     for (; i + DEC_END <= n; i += VW) {
-        vec in = vld(s + i);
-        uint64_t h = vmhigh(in), keep, leads;
-        int g;
-        if (!h) {
-            for (g = 0; g < VW; g += VW / 4)
-                vst(d + k + g, vw8to32(s + i + g));
-            k += VW;
-            continue;
-        }
-        keep = ~vmcont(in) & VMASK_ALL;
+        uint64_t h, keep, leads;
+        DEC_ASCII_BLOCK(vw8to32, VW / 4);
+        h = vmhigh(vld(s + i));
+        keep = ~vmcont(vld(s + i)) & VMASK_ALL;
         leads = keep & h;
         if (__builtin_popcountll(leads) > VW * 6 / 32) {
             for (g = 0; g < VW; g += VW / 4)
@@ -250,6 +249,7 @@ DN(to_ucs4)(const uint8_t *s, size_t n, uint32_t *d)
 
 #undef DEC_END
 #undef DEC_REST
+#undef DEC_ASCII_BLOCK
 #undef DN
 /* the parameters: the next instantiation defines its own */
 #undef U8P_VP

@@ -63,9 +63,11 @@ enum u8p_x86_k {
 };
 extern U8P_ALIGN32 const u8p_v256 u8p_x86_k[U8P_K_COUNT];
 
-/* AVX-512 with VBMI2 (vpcompressb): dispatch returns it for the "avx512"
- * level when the CPU has VBMI2.  Its name is "avx512" as well. */
+/* AVX-512 with VBMI2 (vpcompressb) encoders: reached through
+ * u8p_kernels_variants only (slower than AVX2's on AMD Zen 4). */
 extern const u8p_kernels u8p_kernels_avx512_vbmi2;
+/* whether the CPU (and OS) can run the AVX-512 level with VBMI2 */
+int u8p_x86_has_vbmi2(void);
 #endif
 
 #endif /* UTF8PFX_SIMD_INTERNAL_H */

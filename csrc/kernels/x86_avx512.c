@@ -27,6 +27,9 @@
 
 #define U8P_AVX512 __attribute__((target("avx512f,avx512bw,avx2,popcnt")))
 #define U8P_VBMI2 __attribute__((target("avx512f,avx512bw,avx512vbmi2,avx2,popcnt")))
+/* steps and the loop shared by UCS2 and UCS4: inlined into each */
+#define U8P_VBMI2_INL U8P_VBMI2 __attribute__((always_inline))
+#define U8P_AVX512_INL U8P_AVX512 __attribute__((always_inline))
 
 /* ---------------------------------------------------------------- lengths */
 
@@ -39,48 +42,48 @@ avx512_len_ucs1(const uint8_t *src, size_t n)
     return i + high + u8p_scalar_len_ucs1(src + i, n - i);
 }
 
-U8P_AVX512 static size_t
-avx512_len_ucs2(const uint16_t *src, size_t n, size_t *nsurr)
+/* UCS2 (ucs4 = 0) or UCS4 units: 1 byte each plus one per threshold
+ * (0x80, 0x800, 0x10000) crossed, counted on compare masks */
+U8P_AVX512_INL static inline size_t
+avx512_len_wide(const void *src, size_t n, size_t *nsurr, int ucs4)
 {
-    const __m512i k80 = _mm512_set1_epi16(0x80);
-    const __m512i k800 = _mm512_set1_epi16(0x800);
-    const __m512i kF800 = _mm512_set1_epi16((short)0xF800);
-    const __m512i kD800 = _mm512_set1_epi16((short)0xD800);
+    const size_t per = ucs4 ? 16 : 32;
     size_t i = 0, len = 0, surr = 0, tsurr, tlen;
-    for (; i + 32 <= n; i += 32) {
-        __m512i v = _mm512_loadu_si512(src + i);
-        uint64_t ge = (uint64_t)_mm512_cmpge_epu16_mask(v, k80)
-                      | (uint64_t)_mm512_cmpge_epu16_mask(v, k800) << 32;
-        len += 32 + (size_t)__builtin_popcountll(ge);
-        surr += (size_t)__builtin_popcount(
-            _mm512_cmpeq_epi16_mask(_mm512_and_si512(v, kF800), kD800));
+    for (; i + per <= n; i += per) {
+        __m512i v = _mm512_loadu_si512((const uint8_t *)src + i * (ucs4 ? 4 : 2));
+        uint64_t ge, s;
+        if (ucs4) {
+            ge = (uint64_t)_mm512_cmpge_epu32_mask(v, _mm512_set1_epi32(0x80))
+                 | (uint64_t)_mm512_cmpge_epu32_mask(v, _mm512_set1_epi32(0x800)) << 16
+                 | (uint64_t)_mm512_cmpge_epu32_mask(v, _mm512_set1_epi32(0x10000)) << 32;
+            s = _mm512_cmpeq_epi32_mask(_mm512_and_si512(v, _mm512_set1_epi32((int)0xFFFFF800u)),
+                                        _mm512_set1_epi32(0xD800));
+        }
+        else {
+            ge = (uint64_t)_mm512_cmpge_epu16_mask(v, _mm512_set1_epi16(0x80))
+                 | (uint64_t)_mm512_cmpge_epu16_mask(v, _mm512_set1_epi16(0x800)) << 32;
+            s = _mm512_cmpeq_epi16_mask(_mm512_and_si512(v, _mm512_set1_epi16((short)0xF800)),
+                                        _mm512_set1_epi16((short)0xD800));
+        }
+        len += per + (size_t)__builtin_popcountll(ge);
+        surr += (size_t)__builtin_popcountll(s);
     }
-    tlen = u8p_scalar_len_ucs2(src + i, n - i, &tsurr);
+    tlen = ucs4 ? u8p_scalar_len_ucs4((const uint32_t *)src + i, n - i, &tsurr)
+                : u8p_scalar_len_ucs2((const uint16_t *)src + i, n - i, &tsurr);
     *nsurr = surr + tsurr;
     return len + tlen;
 }
 
 U8P_AVX512 static size_t
+avx512_len_ucs2(const uint16_t *src, size_t n, size_t *nsurr)
+{
+    return avx512_len_wide(src, n, nsurr, 0);
+}
+
+U8P_AVX512 static size_t
 avx512_len_ucs4(const uint32_t *src, size_t n, size_t *nsurr)
 {
-    const __m512i k80 = _mm512_set1_epi32(0x80);
-    const __m512i k800 = _mm512_set1_epi32(0x800);
-    const __m512i k10000 = _mm512_set1_epi32(0x10000);
-    const __m512i kF800 = _mm512_set1_epi32((int)0xFFFFF800u);
-    const __m512i kD800 = _mm512_set1_epi32(0xD800);
-    size_t i = 0, len = 0, surr = 0, tsurr, tlen;
-    for (; i + 16 <= n; i += 16) {
-        __m512i v = _mm512_loadu_si512(src + i);
-        uint64_t ge = (uint64_t)_mm512_cmpge_epu32_mask(v, k80)
-                      | (uint64_t)_mm512_cmpge_epu32_mask(v, k800) << 16
-                      | (uint64_t)_mm512_cmpge_epu32_mask(v, k10000) << 32;
-        len += 16 + (size_t)__builtin_popcountll(ge);
-        surr += (size_t)__builtin_popcount(
-            _mm512_cmpeq_epi32_mask(_mm512_and_si512(v, kF800), kD800));
-    }
-    tlen = u8p_scalar_len_ucs4(src + i, n - i, &tsurr);
-    *nsurr = surr + tsurr;
-    return len + tlen;
+    return avx512_len_wide(src, n, nsurr, 1);
 }
 
 const u8p_kernels u8p_kernels_avx512 = {
@@ -104,7 +107,7 @@ low_bits64(size_t k) /* k in 0..64 */
 /* The code points of c's lanes in `lanes` (a prefix of the 16 lanes; no
  * surrogates, <= 0x10FFFF) -> UTF-8 at d, exactly that many bytes (<= 64)
  * written.  Returns the count. */
-U8P_VBMI2 static inline size_t
+U8P_VBMI2_INL static inline size_t
 vbmi2_enc4x16(__m512i c, __mmask16 lanes, uint8_t *d)
 {
     __mmask16 ge80 = _mm512_cmpge_epu32_mask(c, _mm512_set1_epi32(0x80));
@@ -252,7 +255,7 @@ vbmi2_enc_ucs4(const uint32_t *src, size_t n, uint8_t *dst, size_t *done)
 }
 
 const u8p_kernels u8p_kernels_avx512_vbmi2 = {
-    "avx512",
+    "avx512-vbmi2",
     avx512_len_ucs1,
     avx512_len_ucs2,
     avx512_len_ucs4,

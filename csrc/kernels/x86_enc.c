@@ -34,10 +34,8 @@
 #include "x86_vec.h"
 
 #define U8P_VP u8p_v16_
-#define U8P_EN sse_
+#define U8P_EN u8p_sse_
 #define U8P_ET __attribute__((target("sse4.1,popcnt")))
-#define U8P_ET_INL __attribute__((target("sse4.1,popcnt"), always_inline))
-#define ENC_LINK static
 /* UCS4 text always holds astral code points, and the 128-bit 4-byte steps
  * lose to the scalar loop on short emoji-rich strings (Zen 3, random emoji
  * positions: 48 vs 26 ns at 30 units, 70 vs 51 at 64); a knob, so that
@@ -51,14 +49,12 @@
 #define U8P_VP u8p_v32_
 #define U8P_EN u8p_avx2_
 #define U8P_ET __attribute__((target("avx2,popcnt")))
-#define U8P_ET_INL __attribute__((target("avx2,popcnt"), always_inline))
-#define ENC_LINK
 #define ENC_MIN_UCS4 U8P_SIMD_MIN_UNITS
 #include "x86_enc_impl.h"
 
 const u8p_kernels u8p_kernels_sse = {
-    "sse",           sse_len_ucs1,    sse_len_ucs2,    sse_len_ucs4,
-    sse_enc_ucs1,    sse_enc_ucs2,    sse_enc_ucs4,
+    "sse",               u8p_sse_len_ucs1, u8p_sse_len_ucs2, u8p_sse_len_ucs4,
+    u8p_sse_enc_ucs1,    u8p_sse_enc_ucs2, u8p_sse_enc_ucs4,
 };
 
 const u8p_kernels u8p_kernels_avx2 = {

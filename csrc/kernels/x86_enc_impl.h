@@ -6,10 +6,10 @@
  *
  *   U8P_VP          the width's operation prefix (x86_vec.h)
  *   U8P_EN          the prefix of the functions made here
- *   U8P_ET          their target attribute; U8P_ET_INL the same plus
+ *   U8P_ET          their target attribute; EN_INL the same plus
  *                   always_inline (block steps: gcc would otherwise call
  *                   the bigger ones out of line)
- *   ENC_LINK        `static`, or empty to export the encoders
+ *                   (the encoders are external: x86_avx512.c uses AVX2's)
  *   ENC_MIN_UCS4    below this many units enc_ucs4 hands the whole input to
  *                   the scalar loop
  *
@@ -22,6 +22,8 @@
  * dst's exact length (every unit encodes to at least one byte).
  */
 #define EN(x) U8P_CAT(U8P_EN, x)
+/* block steps: gcc would otherwise call the bigger ones out of line */
+#define EN_INL U8P_ET __attribute__((always_inline))
 #define UPV (VW / 2)
 #define QPV (VW / 4)
 #define NLANE (VW / 16)
@@ -131,7 +133,7 @@ EN(len_ucs4)(const uint32_t *src, size_t n, size_t *nsurr)
  * >= 0x80 becomes [0xC2 + (c >= 0xC0), c & 0xBF]; every byte is paired
  * with its would-be trail in a 16-bit lane and u8p_shuf2 drops the trail of
  * ASCII bytes.  Stores 16 bytes at the start of every 8 units' bytes. */
-U8P_ET_INL static inline size_t
+EN_INL static inline size_t
 EN(enc1)(vec v, uint64_t m, uint8_t *d)
 {
     /* signed: c >= 0xC0 is > -65; ASCII too, but the blend keeps it */
@@ -153,7 +155,7 @@ EN(enc1)(vec v, uint64_t m, uint8_t *d)
 
 /* UPV code points < 0x800 in 16-bit lanes -> UPV..2UPV bytes; stores 16
  * bytes at the start of every 8 units' bytes. */
-U8P_ET_INL static inline size_t
+EN_INL static inline size_t
 EN(enc2)(vec v, uint8_t *d)
 {
     /* [0xC0 | c >> 6, 0x80 | (c & 0x3F)] as a little-endian 16-bit lane */
@@ -176,7 +178,7 @@ EN(enc2)(vec v, uint8_t *d)
  * (b3 the last byte) and lo = [-, b1] (the lead of a 3-byte sequence), so
  * the arithmetic runs on UPV units a vector; unpacking lo/hi gives the
  * lanes.  Stores 16 bytes at the start of every 4 units' bytes. */
-U8P_ET_INL static inline size_t
+EN_INL static inline size_t
 EN(enc3)(vec v, uint8_t *d)
 {
     const vec zero = vzero();
@@ -224,7 +226,7 @@ EN(enc3)(vec v, uint8_t *d)
  * a = ge80 ^ ge10000 and b = ge800 per lane, packed here to 16-bit lanes
  * [a0..a3, b0..b3] per 128-bit lane; packs_epi16 of two of them and a
  * movemask make two indices at once. */
-U8P_ET_INL static inline vec
+EN_INL static inline vec
 EN(utf8_lanes)(vec c, vec *ab)
 {
     vec ge80 = vcmpgt32(c, vk(W7F));
@@ -246,7 +248,7 @@ EN(utf8_lanes)(vec c, vec *ab)
 /* UPV code points (no surrogates, <= 0x10FFFF) in a, b -> UPV..4UPV bytes,
  * one movemask for every table row.  Stores 16 bytes at the start of
  * every 4 units' bytes. */
-U8P_ET_INL static inline size_t
+EN_INL static inline size_t
 EN(enc4)(vec a, vec b, uint8_t *d)
 {
     vec aba, abb;
@@ -272,7 +274,7 @@ EN(enc4)(vec a, vec b, uint8_t *d)
 }
 
 /* UPV surrogate-free UCS2 units -> their UTF-8 at d */
-U8P_ET_INL static inline size_t
+EN_INL static inline size_t
 EN(ucs2v)(vec v, uint8_t *d)
 {
     if (vtestz(v, vk(HFF80))) {
@@ -284,27 +286,18 @@ EN(ucs2v)(vec v, uint8_t *d)
     return EN(enc3)(v, d);
 }
 
-/* UPV surrogate-free UCS4 units in a, b -> their UTF-8 at d */
-U8P_ET_INL static inline size_t
+/* UPV surrogate-free UCS4 units in a, b -> their UTF-8 at d; narrowed to
+ * UCS2 when they allow it (values < 0x10000 survive the saturating pack) */
+EN_INL static inline size_t
 EN(ucs4v)(vec a, vec b, uint8_t *d)
 {
-    vec o = vor(a, b);
-    if (vtestz(o, vk(WNOTFFFF))) {
-        /* narrow to UCS2: values < 0x10000 survive the saturating pack */
-        vec w16 = vpack32to16(a, b);
-        if (vtestz(o, vk(WNOT7F))) {
-            vsthalf(d, vnarrow16(w16));
-            return UPV;
-        }
-        if (vtestz(o, vk(WNOT7FF)))
-            return EN(enc2)(w16, d);
-        return EN(enc3)(w16, d);
-    }
+    if (vtestz(vor(a, b), vk(WNOTFFFF)))
+        return EN(ucs2v)(vpack32to16(a, b), d);
     return EN(enc4)(a, b, d);
 }
 
 /* A 16-unit block of surrogate-free code units at p -> UTF-8 at d. */
-U8P_ET_INL static inline size_t
+EN_INL static inline size_t
 EN(ucs2x16)(const uint16_t *p, uint8_t *d)
 {
     size_t o = 0;
@@ -316,7 +309,7 @@ EN(ucs2x16)(const uint16_t *p, uint8_t *d)
 
 /* (loaded again from p: kept in registers, the 128-bit kernel's 4
  * vectors a block made gcc spill on emoji text) */
-U8P_ET_INL static inline size_t
+EN_INL static inline size_t
 EN(ucs4x16)(const uint32_t *p, uint8_t *d)
 {
     vec any = vzero();
@@ -340,63 +333,70 @@ EN(ucs4x16)(const uint32_t *p, uint8_t *d)
 #define SURR16(v) vcmpeq16(vand((v), vk(HF800)), vk(HD800))
 #define SURR32(v) vcmpeq32(vand((v), vk(WNOT7FF)), vk(WD800))
 
-/* the 16 units at p into v; whether any is a surrogate */
-U8P_ET_INL static inline int
-EN(ld16_surr)(const uint16_t *p, vec *v)
+/* the 16 UCS2 (ucs4 = 0) or UCS4 units at p into v; whether any is a
+ * surrogate */
+EN_INL static inline int
+EN(ld_surr)(const void *p, vec *v, int ucs4)
 {
     vec s = vzero();
     int j;
-    for (j = 0; j < 16 / UPV; j++) {
-        v[j] = vld(p + j * UPV);
-        s = vor(s, SURR16(v[j]));
+    for (j = 0; j < (ucs4 ? 16 / QPV : 16 / UPV); j++) {
+        v[j] = vld((const uint8_t *)p + j * VW);
+        s = vor(s, ucs4 ? SURR32(v[j]) : SURR16(v[j]));
     }
     return !vtestz(s, s);
 }
 
-U8P_ET_INL static inline int
-EN(ld32_surr)(const uint32_t *p, vec *v)
+/* first surrogate in src[i, end) (UCS2 or UCS4 units), or end */
+EN_INL static inline size_t
+EN(scan_surr)(const void *src, size_t i, size_t end, int ucs4)
 {
-    vec s = vzero();
-    int j;
-    for (j = 0; j < 16 / QPV; j++) {
-        v[j] = vld(p + j * QPV);
-        s = vor(s, SURR32(v[j]));
-    }
-    return !vtestz(s, s);
-}
-
-/* first surrogate in src[i, end), or end */
-U8P_ET static size_t
-EN(scan_surr16)(const uint16_t *src, size_t i, size_t end)
-{
-    for (; i + UPV <= end; i += UPV) {
-        uint64_t m = vmhigh(SURR16(vld(src + i)));
+    const size_t per = ucs4 ? QPV : UPV;
+    for (; i + per <= end; i += per) {
+        const uint8_t *p = (const uint8_t *)src + i * (ucs4 ? 4 : 2);
+        uint64_t m = vmhigh(ucs4 ? SURR32(vld(p)) : SURR16(vld(p)));
         if (m)
-            return i + (size_t)__builtin_ctzll(m) / 2;
+            return i + (size_t)__builtin_ctzll(m) / (ucs4 ? 4 : 2);
     }
     for (; i < end; i++) {
-        if (U8P_IS_SURROGATE(src[i]))
+        if (U8P_IS_SURROGATE(ucs4 ? ((const uint32_t *)src)[i] : ((const uint16_t *)src)[i]))
             return i;
     }
     return end;
+}
+
+U8P_ET static size_t
+EN(scan_surr16)(const uint16_t *src, size_t i, size_t end)
+{
+    return EN(scan_surr)(src, i, end, 0);
 }
 
 U8P_ET static size_t
 EN(scan_surr32)(const uint32_t *src, size_t i, size_t end)
 {
-    for (; i + QPV <= end; i += QPV) {
-        uint64_t m = vmhigh(SURR32(vld(src + i)));
-        if (m)
-            return i + (size_t)__builtin_ctzll(m) / 4;
-    }
-    for (; i < end; i++) {
-        if (U8P_IS_SURROGATE(src[i]))
-            return i;
-    }
-    return end;
+    return EN(scan_surr)(src, i, end, 1);
 }
 
 /* --------------------------------------------------------------- encoders */
+
+/* The blocks of src from i on, each once ENC_NEED surrogate-free units are
+ * known to follow its start: the scan looks ahead a chunk at a time.  Ends
+ * with [i, lim) surrogate-free and shorter than ENC_NEED, and lim at n or
+ * (stopped) at a surrogate. */
+#define ENC_SCAN_LOOP(scan, block)                                            \
+    for (lim = i;;) {                                                         \
+        if (i + ENC_NEED > lim) {                                             \
+            size_t to_;                                                       \
+            if (stopped || lim == n)                                          \
+                break;                                                        \
+            to_ = n - lim > U8P_SURR_SCAN_CHUNK ? lim + U8P_SURR_SCAN_CHUNK : n; \
+            lim = scan(src, lim, to_);                                        \
+            stopped = lim < to_;                                              \
+            continue;                                                         \
+        }                                                                     \
+        d += block(src + i, d);                                               \
+        i += 16;                                                              \
+    }
 
 /* r < 2VW Latin-1 bytes -> their UTF-8 at d, exactly: encoded from
  * zero-padded loads (a 0 encodes as one byte, at the end) into a buffer,
@@ -419,7 +419,7 @@ EN(short_ucs1)(const uint8_t *src, size_t r, uint8_t *d)
     return o;
 }
 
-ENC_LINK U8P_ET size_t
+U8P_ET size_t
 EN(enc_ucs1)(const uint8_t *src, size_t n, uint8_t *dst)
 {
     uint8_t *d = dst;
@@ -445,42 +445,50 @@ EN(enc_ucs1)(const uint8_t *src, size_t n, uint8_t *dst)
     return (size_t)(d - dst) + u8p_enc_ucs1_nobranch(src + i, n - i, d);
 }
 
-/* 1 <= n < ENC_NEED UCS2 units, a whole input or the surrogate-free tail
- * of one: loaded zero-padded (no memcpy to a buffer: its small stores
- * would stall the vector loads), the first surrogate found with one
- * compare a vector, the units from it on zeroed, every vector encoded into
- * a buffer (a 0 encodes as one byte) and the bytes of src[0, k) copied
- * out; k in *done.  Inlined into both callers. */
-U8P_ET_INL static inline size_t
-EN(short_ucs2)(const uint16_t *src, size_t n, uint8_t *dst, size_t *done)
+/* 1 <= n < ENC_NEED UCS2 (ucs4 = 0) or UCS4 units, a whole input or the
+ * surrogate-free tail of one: loaded zero-padded (no memcpy to a buffer:
+ * its small stores would stall the vector loads); with check, the first
+ * surrogate found with one compare a vector and the units from it on
+ * zeroed; every vector encoded into a buffer (a 0 encodes as one byte) and
+ * the bytes of src[0, k) copied out; k in *done.  UCS4 with check takes
+ * the general 4-byte step (a whole UCS4 input has an astral code point
+ * somewhere: no ladder of mispredicted branches), a UCS4 tail the ladder. */
+EN_INL static inline size_t
+EN(part)(const void *src, size_t n, uint8_t *dst, size_t *done, int ucs4, int check)
 {
+    const size_t per = ucs4 ? QPV : UPV, usz = ucs4 ? 4 : 2, nvec = 32 / per;
     const uint8_t *p = (const uint8_t *)src;
-    size_t nb = 2 * n, k, o = 0, j;
-    uint8_t buf[3 * 32 + 16];
-    vec v[32 / UPV];
-    uint64_t m = 0; /* two bits a unit */
-    for (j = 0; j < 32 / UPV; j++) {
+    size_t nb = usz * n, k = n, o = 0, j;
+    uint8_t buf[4 * 32 + 16];
+    vec v[32 / QPV];
+    for (j = 0; j < nvec; j++) {
         size_t at = j * VW;
         v[j] = nb > at ? vldpart(p + at, nb - at < VW ? nb - at : VW) : vzero();
-        m |= vmhigh(SURR16(v[j])) << at;
     }
-    k = m ? (size_t)__builtin_ctzll(m) / 2 : n;
-    if (k < n) {
-        for (j = 0; j < 32 / UPV; j++) {
-            long lim = (long)k - (long)(j * UPV);
-            lim = lim < 0 ? 0 : lim;
-            v[j] = vand(v[j], vcmpgt16(vset16(lim), vk(IOTA16)));
+    if (check) {
+        /* padding lanes are 0, never a surrogate */
+        for (j = 0; j < nvec && k == n; j++) {
+            uint64_t m = vmhigh(ucs4 ? SURR32(v[j]) : SURR16(v[j])); /* usz bits a unit */
+            if (m)
+                k = j * per + (size_t)__builtin_ctzll(m) / usz;
+        }
+        for (j = 0; k < n && j < nvec; j++) {
+            long lim = (long)k - (long)(j * per);
+            vec l = ucs4 ? vset32(lim < 0 ? 0 : lim) : vset16(lim < 0 ? 0 : lim);
+            v[j] = vand(v[j], ucs4 ? vcmpgt32(l, vk(IOTA32)) : vcmpgt16(l, vk(IOTA16)));
         }
     }
     for (j = 0; j * UPV < n; j++)
-        o += EN(ucs2v)(v[j], buf + o);
+        o += !ucs4  ? EN(ucs2v)(v[j], buf + o)
+             : check ? EN(enc4)(v[2 * j], v[2 * j + 1], buf + o)
+                     : EN(ucs4v)(v[2 * j], v[2 * j + 1], buf + o);
     o -= j * UPV - k;
     u8p_copy_short(dst, buf, o);
     *done = k;
     return o;
 }
 
-ENC_LINK U8P_ET size_t
+U8P_ET size_t
 EN(enc_ucs2)(const uint16_t *src, size_t n, uint8_t *dst, size_t *done)
 {
     uint8_t *d = dst;
@@ -488,13 +496,13 @@ EN(enc_ucs2)(const uint16_t *src, size_t n, uint8_t *dst, size_t *done)
     int stopped = 0, j; /* stopped: lim is a surrogate's index */
     if (n < ENC_NEED)
         return n < U8P_X86_MIN_UNITS_UCS2 ? u8p_scalar_enc_ucs2(src, n, dst, done)
-                                          : EN(short_ucs2)(src, n, dst, done);
+                                          : EN(part)(src, n, dst, done, 0, 1);
     /* Main loop: block i is encoded once the next 16 units are known
      * surrogate-free, which keeps its stores inside dst; no scan. */
     if (n >= 32) {
         vec v[16 / UPV], nv[16 / UPV];
-        if (!EN(ld16_surr)(src, v)) {
-            while (i + 32 <= n && !EN(ld16_surr)(src + i + 16, nv)) {
+        if (!EN(ld_surr)(src, v, 0)) {
+            while (i + 32 <= n && !EN(ld_surr)(src + i + 16, nv, 0)) {
                 for (j = 0; j < 16 / UPV; j++) {
                     d += EN(ucs2v)(v[j], d);
                     v[j] = nv[j];
@@ -504,20 +512,7 @@ EN(enc_ucs2)(const uint16_t *src, size_t n, uint8_t *dst, size_t *done)
         }
     }
     /* The rest, with the surrogate scan. */
-    lim = i;
-    for (;;) {
-        if (i + ENC_NEED > lim) {
-            size_t to;
-            if (stopped || lim == n)
-                break;
-            to = n - lim > U8P_SURR_SCAN_CHUNK ? lim + U8P_SURR_SCAN_CHUNK : n;
-            lim = EN(scan_surr16)(src, lim, to);
-            stopped = lim < to;
-            continue;
-        }
-        d += EN(ucs2x16)(src + i, d);
-        i += 16;
-    }
+    ENC_SCAN_LOOP(EN(scan_surr16), EN(ucs2x16));
     /* [i, lim) is surrogate-free and shorter than ENC_NEED */
     if (lim - i >= ENC_TAIL_MIN) {
         size_t r = lim - i;
@@ -535,7 +530,7 @@ EN(enc_ucs2)(const uint16_t *src, size_t n, uint8_t *dst, size_t *done)
             }
         }
         if (i < lim) {
-            d += EN(short_ucs2)(src + i, r, d, &k);
+            d += EN(part)(src + i, r, d, &k, 0, 1);
             i = lim;
         }
     }
@@ -544,47 +539,7 @@ EN(enc_ucs2)(const uint16_t *src, size_t n, uint8_t *dst, size_t *done)
     return (size_t)(d - dst) + w;
 }
 
-/* 1 <= n < ENC_NEED UCS4 units from zero-padded loads -> UTF-8 at dst
- * (as short_ucs2).  check: find the first surrogate (k in *done) and
- * encode with the general 4-byte step (a whole UCS4 input has an astral
- * code point somewhere: no ladder of mispredicted branches); else the
- * units are surrogate-free (a tail) and go through the ladder. */
-U8P_ET_INL static inline size_t
-EN(part_ucs4)(const uint32_t *src, size_t n, uint8_t *dst, size_t *done, int check)
-{
-    const uint8_t *p = (const uint8_t *)src;
-    size_t nb = 4 * n, k = n, o = 0, j;
-    uint8_t buf[4 * 32 + 16];
-    vec v[32 / QPV];
-    for (j = 0; j < 32 / QPV; j++) {
-        size_t at = j * VW;
-        v[j] = nb > at ? vldpart(p + at, nb - at < VW ? nb - at : VW) : vzero();
-    }
-    if (check) {
-        /* padding lanes are 0, never a surrogate */
-        for (j = 0; j < 32 / QPV && k == n; j++) {
-            uint64_t m = vmhigh(SURR32(v[j])); /* four bits a unit */
-            if (m)
-                k = j * QPV + (size_t)__builtin_ctzll(m) / 4;
-        }
-        if (k < n) {
-            for (j = 0; j < 32 / QPV; j++) {
-                long lim = (long)k - (long)(j * QPV);
-                lim = lim < 0 ? 0 : lim;
-                v[j] = vand(v[j], vcmpgt32(vset32(lim), vk(IOTA32)));
-            }
-        }
-    }
-    for (j = 0; j * UPV < n; j++)
-        o += check ? EN(enc4)(v[2 * j], v[2 * j + 1], buf + o)
-                   : EN(ucs4v)(v[2 * j], v[2 * j + 1], buf + o);
-    o -= j * UPV - k;
-    u8p_copy_short(dst, buf, o);
-    *done = k;
-    return o;
-}
-
-ENC_LINK U8P_ET size_t
+U8P_ET size_t
 EN(enc_ucs4)(const uint32_t *src, size_t n, uint8_t *dst, size_t *done)
 {
     uint8_t *d = dst;
@@ -594,35 +549,22 @@ EN(enc_ucs4)(const uint32_t *src, size_t n, uint8_t *dst, size_t *done)
     if (n < ENC_MIN_UCS4)
         return u8p_scalar_enc_ucs4(src, n, dst, done);
     if (n < ENC_NEED)
-        return EN(part_ucs4)(src, n, dst, done, 1);
+        return EN(part)(src, n, dst, done, 1, 1);
     /* Main loop: block i is encoded once the next 16 units are known
      * surrogate-free, which keeps its stores inside dst; no scan. */
     if (n >= 32) {
-        if (!EN(ld32_surr)(src, v)) {
-            while (i + 32 <= n && !EN(ld32_surr)(src + i + 16, v)) {
+        if (!EN(ld_surr)(src, v, 1)) {
+            while (i + 32 <= n && !EN(ld_surr)(src + i + 16, v, 1)) {
                 d += EN(ucs4x16)(src + i, d);
                 i += 16;
             }
         }
     }
     /* The rest, with the surrogate scan. */
-    lim = i;
-    for (;;) {
-        if (i + ENC_NEED > lim) {
-            size_t to;
-            if (stopped || lim == n)
-                break;
-            to = n - lim > U8P_SURR_SCAN_CHUNK ? lim + U8P_SURR_SCAN_CHUNK : n;
-            lim = EN(scan_surr32)(src, lim, to);
-            stopped = lim < to;
-            continue;
-        }
-        d += EN(ucs4x16)(src + i, d);
-        i += 16;
-    }
+    ENC_SCAN_LOOP(EN(scan_surr32), EN(ucs4x16));
     /* [i, lim) is surrogate-free and shorter than ENC_NEED */
     if (lim - i >= ENC_TAIL_MIN) {
-        d += EN(part_ucs4)(src + i, lim - i, d, &k, 0);
+        d += EN(part)(src + i, lim - i, d, &k, 1, 0);
         i = lim;
     }
     w = u8p_scalar_enc_ucs4(src + i, n - i, d, &k);
@@ -631,6 +573,7 @@ EN(enc_ucs4)(const uint32_t *src, size_t n, uint8_t *dst, size_t *done)
 }
 
 #undef ENC_AT1
+#undef ENC_SCAN_LOOP
 #undef SURR16
 #undef SURR32
 #undef ENC_NEED
@@ -640,10 +583,9 @@ EN(enc_ucs4)(const uint32_t *src, size_t n, uint8_t *dst, size_t *done)
 #undef QPV
 #undef NLANE
 #undef EN
+#undef EN_INL
 /* the parameters: the next instantiation defines its own */
 #undef U8P_VP
 #undef U8P_EN
 #undef U8P_ET
-#undef U8P_ET_INL
-#undef ENC_LINK
 #undef ENC_MIN_UCS4

@@ -23,8 +23,8 @@
  *   kernel tables: native: scalar sse avx2 avx512 avx512_vbmi2; emulated: none
  *
  * Without U8P_TABLES_INC (the older make targets, the fuzzer, the
- * sanitizer builds) the harness falls back to one table per level from
- * dispatch, as before.
+ * sanitizer builds) the harness falls back to the tables dispatch offers
+ * for each level the CPU has (u8p_kernels_variants / u8p_dec_kernels_variants).
  *
  * Define U8P_WANT_ENC or U8P_WANT_DEC before including.  The functions are
  * static inline so that a harness may leave some unused (the fuzzer).
@@ -178,20 +178,32 @@ tt_collect(int enc, tt_entry *out)
         }
     }
 #else
-    static const char *const names[U8P_ISA_COUNT] = {"scalar", "sse", "avx2", "avx512"};
+    /* no table list: every table dispatch offers per level (the first is
+     * the one it picks; AVX-512 also has its VBMI2 variant) */
     (void)tt_cpu_has;
     (void)tt_rank;
     for (i = 0; i < U8P_ISA_COUNT; i++) {
-        const void *t = NULL;
+        const void *v[4];
+        int nv = 0, j;
         if (enc)
-            t = u8p_kernels_for_level((u8p_isa)i);
+            nv = u8p_kernels_variants((u8p_isa)i, (const u8p_kernels **)v, 4);
 #ifdef U8P_WANT_DEC
         else
-            t = u8p_dec_kernels_for_level((u8p_isa)i);
+            nv = u8p_dec_kernels_variants((u8p_isa)i, (const u8p_dec_kernels **)v, 4);
 #endif
-        if (t) {
-            out[n].sym = names[i];
-            out[n].table = t;
+        for (j = 0; j < nv && n < TT_MAX; j++) {
+            static char labels[TT_MAX][32];
+            const char *name = enc ? ((const u8p_kernels *)v[j])->name : "?";
+#ifdef U8P_WANT_DEC
+            if (!enc)
+                name = ((const u8p_dec_kernels *)v[j])->name;
+#endif
+            if (j == 0)
+                snprintf(labels[n], sizeof labels[n], "kernels_%s", name);
+            else
+                snprintf(labels[n], sizeof labels[n], "kernels_%s_variant%d", name, j + 1);
+            out[n].sym = labels[n];
+            out[n].table = v[j];
             out[n].run = 1;
             n++;
         }
