@@ -18,6 +18,8 @@ command -v make >/dev/null 2>&1 || { echo "== 10-kernels: skipped: no make"; exi
 command -v nm >/dev/null 2>&1 || { echo "== 10-kernels: skipped: no nm (binutils)"; exit 0; }
 log=$(mktemp -d)
 trap 'rm -rf "$log"' EXIT
+: > "$log/native"
+: > "$log/emu"
 werror="-O2 -g -Wall -Wextra"
 [ "${UTF8PFX_WERROR:-}" = 1 ] && werror="$werror -Werror"
 
@@ -30,14 +32,13 @@ case $(uname -m) in
 x86_64|amd64)
     venv="$root/.venv-kernels"
     rm -rf "$venv"
-    python3 -m venv "$venv"
-    if "$venv/bin/pip" install -q 'cmeel-simde>=0.8.2'; then
+    if python3 -m venv "$venv" && "$venv/bin/pip" install -q 'cmeel-simde>=0.8.2'; then
         echo "== 10-kernels: emulated runs (SIMDe from cmeel-simde)"
         make -s -C tests/c emu emu-small emu-intrinsics VFLAGS="$werror" PYTHON="$venv/bin/python" \
             | tee "$log/emu"
         emu_line=""
     else
-        emu_line="emulated: skipped (pip install cmeel-simde failed)"
+        emu_line="emulated: skipped (no venv, or pip install cmeel-simde failed)"
     fi
     rm -rf "$venv"
     ;;
@@ -50,7 +51,11 @@ echo "== 10-kernels: kernel levels, native and emulated"
 if [ -x "$root/.venv/bin/python" ]; then
     echo "   utf8pfx.isa() = $(cd /tmp && "$root/.venv/bin/python" -c 'import utf8pfx; print(utf8pfx.isa())' 2>/dev/null || echo '?')"
 fi
-grep -h "kernel tables:" "$log"/native "$log"/emu 2>/dev/null | sed 's/^/   /'
-grep -h "^emulated intrinsics:" "$log"/emu 2>/dev/null | sed 's/^/   /' || true
+grep -h "kernel tables:" "$log/native" "$log/emu" | sed 's/^/   /' || true
+grep -h "^emulated intrinsics:" "$log/emu" | sed 's/^/   /' || true
 [ -z "$emu_line" ] || echo "   $emu_line"
+# the one line: tables run natively / emulated, encode and decode together
+nat=$(sed -n 's/.*kernel tables: native:\([^;]*\);.*/\1/p' "$log/native" | tr ' ' '\n' | awk 'NF && !s[$0]++' | tr '\n' ' ' | sed 's/ *$//')
+emu=$(sed -n 's/.*; emulated:\([^(;[]*\).*/\1/p' "$log/emu" | tr ' ' '\n' | awk 'NF && $0 != "none" && !s[$0]++' | tr '\n' ' ' | sed 's/ *$//')
+echo "== kernel levels: native: ${nat:-none}; emulated: ${emu:-none${emu_line:+ ($emu_line)}}"
 make -s -C tests/c clean-verify >/dev/null
