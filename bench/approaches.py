@@ -348,3 +348,94 @@ def check(wl: Workload, approaches):
             if got != expect:
                 sys.exit(f"{wl.name}: utf8pfx {k} output differs from the "
                          "pure-Python blob")
+
+
+# --- issue 10: wire-format presets (python -m bench --presets) -----------------
+# The same strings through every prefix= preset (and u16be with
+# encoding="mutf-8"), each beside "varint" in the same run: write_strings on a
+# pre-sized writer (b:), write_string per call (w:), and
+# BufferReader(blob).read_strings() of the preset's own blob (r:).
+PRESETS_MEASURED = (("varint", "utf-8"), ("zigzag", "utf-8"), ("varint+1", "utf-8"),
+                    ("u16be", "utf-8"), ("i32be", "utf-8"), ("u32le", "utf-8"),
+                    ("u16be", "mutf-8"))
+
+
+def preset_name(prefix, encoding):
+    return prefix + ("/mutf-8" if encoding == "mutf-8" else "")
+
+
+def _preset_writer(wl, prefix, encoding):
+    u = utf8pfx_module()
+    size = 2 * wl.utf8_bytes + 10 * len(wl.strings)  # room for any preset
+    return u.BufferWriter(capacity=size, prefix=prefix, encoding=encoding)
+
+
+def _preset_batch(prefix, encoding):
+    def setup(wl):
+        w = _preset_writer(wl, prefix, encoding)
+
+        def run(strings):
+            w.clear()
+            w.write_strings(strings)
+            return w
+        return run
+    return setup
+
+
+def _preset_one(prefix, encoding):
+    def setup(wl):
+        w = _preset_writer(wl, prefix, encoding)
+
+        def run(strings):
+            w.clear()
+            _call_each(w.write_string, strings)
+            return w
+        return run
+    return setup
+
+
+def _preset_read(prefix, encoding):
+    def setup(wl):
+        u = utf8pfx_module()
+        w = u.BufferWriter(prefix=prefix, encoding=encoding)
+        w.write_strings(wl.strings)
+        blob = w.getvalue()
+        reader = u.BufferReader
+        return lambda _strings: reader(blob, prefix=prefix, encoding=encoding).read_strings()
+    return setup
+
+
+PRESETS = tuple(
+    Approach(f"{mode}:{preset_name(p, e)}", f"utf8pfx {what} prefix={p!r} encoding={e!r}",
+             make(p, e), fresh=(mode != "r"), u8p=True)
+    for mode, what, make in (("b", "write_strings", _preset_batch),
+                             ("w", "write_string per call", _preset_one),
+                             ("r", "BufferReader(blob).read_strings()", _preset_read))
+    for p, e in PRESETS_MEASURED)
+
+
+def presets_fit(wl):
+    """u16be carries at most 65535 bytes a string: workloads with longer
+    strings (vlarge) are left out of the presets suite."""
+    return all(2 * len(s.encode("utf-8", "surrogatepass")) <= 0xFFFF  # MUTF-8 <= 2x
+               for s in wl.strings)
+
+
+def check_presets(wl, aps):
+    """Before timing: every writer row gives the reference's bytes (checked
+    on the first 200 strings against utf8pfx._reference, pure Python) and
+    every reader row gives the strings back."""
+    from utf8pfx._reference import reference_encode
+    head = wl.strings[:200]
+    for a in aps:
+        mode, name = a.key.split(":", 1)
+        prefix, _, enc = name.partition("/")
+        enc = enc or "utf-8"
+        if mode == "r":
+            if a.setup(wl)(None) != wl.strings:
+                sys.exit(f"{wl.name}: preset reader {a.key} decoded something else")
+            continue
+        got = a.setup(wl)(head).getvalue()
+        want = b"".join(reference_encode(s, prefix, enc) for s in head)
+        if got != want:
+            sys.exit(f"{wl.name}: preset writer {a.key} differs from the reference")

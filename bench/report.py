@@ -350,3 +350,43 @@ def plot(workloads, med, path, keys, log=print, what="produced"):
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     log(f"plot: {path}")
+
+
+# --- issue 10: the presets suite (python -m bench --presets) -----------------
+def _preset_keys(mode):
+    from .approaches import PRESETS_MEASURED, preset_name
+    return [f"{mode}:{preset_name(p, e)}" for p, e in PRESETS_MEASURED]
+
+
+PRESET_MODES = (("b", "write_strings"), ("w", "write_string per call"),
+                ("r", "read_strings"))
+PRESET_MAIN = (("b:varint", "varint batch "),)
+# ratio = t_preset / t_varint for the same strings (<= 1.10: within 10 %)
+PRESET_RATIOS = tuple((k.split(":", 1)[1] + "/varint", k, "b:varint")
+                      for k in _preset_keys("b")[1:])
+PRESET_TARGETS = tuple(
+    (f"{label}: prefix={k.split(':', 1)[1]} within 10 % of varint "
+     f"(t_preset / t_varint <= 1.10)",
+     lambda wl: True,
+     (lambda m, wl, k=k, base=f"{mode}:varint": _div(m, k, base)),
+     lambda v: v <= 1.10, "{:.2f}x")
+    for mode, label in PRESET_MODES for k in _preset_keys(mode)[1:])
+
+
+def print_preset_tables(workloads, med, out=print):
+    """One table per mode: varint's ns/str, then t_preset / t_varint."""
+    for mode, label in PRESET_MODES:
+        keys = _preset_keys(mode)
+        rows = []
+        for wl in workloads:
+            m = med.get(wl.name)
+            if not m or keys[0] not in m:
+                continue
+            n = len(wl.strings)
+            rows.append([wl.name, wl.storage, f"{wl.utf8_bytes / n:.0f}",
+                         _ns(m[keys[0]], n)]
+                        + [_ratio(m.get(k), m.get(keys[0])) for k in keys[1:]])
+        out(f"\n### {label}: varint ns/str, then t_preset / t_varint "
+            "(< 1: the preset is faster)")
+        table(["workload", "storage", "B/str", "varint ns/str"]
+              + [k.split(":", 1)[1] for k in keys[1:]], rows, out)

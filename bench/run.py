@@ -57,6 +57,12 @@ SUITES = {
                     ("read", "all"), "consumed",
                     "each decodes its serialized input, made once per workload "
                     "before timing"),
+    # issue 10: every prefix= preset beside "varint" on the same strings
+    "presets": Suite(approaches.PRESETS, approaches.check_presets, report.PRESET_MAIN,
+                     report.PRESET_RATIOS, report.PRESET_TARGETS, (),
+                     ("b:varint", "b:u16be"), "produced",
+                     "writers: fresh strs every run; readers: the preset's blob, "
+                     "made once per workload before timing"),
 }
 
 
@@ -75,6 +81,9 @@ def parse(argv):
     p.add_argument("--reader", action="store_true",
                    help="the reader suite (decode back into str) instead of "
                         "the writer suite")
+    p.add_argument("--presets", action="store_true",
+                   help="the wire-format presets suite (issue 10): every prefix= "
+                        "beside 'varint' on the same strings")
     p.add_argument("--isa", action="store_true",
                    help="also run the utf8pfx rows once per available ISA level "
                         "(subprocesses with UTF8PFX_ISA set)")
@@ -98,7 +107,7 @@ def parse(argv):
     a = p.parse_args(argv)
     a.mode = a.mode or "quick"
     a.params = dict(MODES[a.mode], clock=a.clock)
-    a.suite_name = "reader" if a.reader else "writer"
+    a.suite_name = "presets" if a.presets else "reader" if a.reader else "writer"
     a.suite = SUITES[a.suite_name]
     for k in ("repeats", "processes"):
         if getattr(a, k) is not None:
@@ -107,8 +116,16 @@ def parse(argv):
 
 
 def load_workloads(args):
-    return workloads.all_workloads(corpus_max=args.params["corpus_max"],
-                                   only=args.only, log=log)
+    wls = workloads.all_workloads(corpus_max=args.params["corpus_max"],
+                                  only=args.only, log=log)
+    if args.presets:
+        keep = [w for w in wls if approaches.presets_fit(w)]
+        for w in wls:
+            if w not in keep:
+                log(f"note: {w.name} left out of --presets: a string is too long "
+                    "for prefix='u16be'")
+        wls = keep
+    return wls
 
 
 def available(args, log=log):
@@ -134,6 +151,8 @@ def _worker_cmd(args):
            "--repeats", str(args.params["repeats"]), "--clock", args.clock]
     if args.reader:
         cmd.append("--reader")
+    if args.presets:
+        cmd.append("--presets")
     return cmd + (["--only"] + args.only if args.only else [])
 
 
@@ -338,7 +357,10 @@ def main(argv=None):
 
     print("## ns per string, median ± half the interquartile range")
     report.print_approach_table(wls, results, [a.key for a in aps])
-    if u8p is not None:
+    if u8p is not None and args.presets:
+        print("\n## presets per workload (same strings, same run)")
+        report.print_preset_tables(wls, med)
+    elif u8p is not None:
         print("\n## utf8pfx per workload (ratios: t_peer / t_utf8pfx, "
               "> 1 = utf8pfx faster)" if not args.reader else
               "\n## utf8pfx per workload (GB/s: UTF-8 bytes consumed per ns; "
@@ -346,7 +368,7 @@ def main(argv=None):
         report.print_summary_table(wls, med, main=suite.main, ratios=suite.ratios)
 
     memory = {}
-    if not args.no_memory and not args.reader:  # str cache growth: writer only
+    if not args.no_memory and args.suite_name == "writer":  # str cache growth
         for wl in wls:
             if wl.kind == "corpus":
                 memory[wl.name] = measure_memory(wl, aps)
@@ -371,7 +393,8 @@ def main(argv=None):
 
     path = args.json or os.path.join(
         HERE, "results", time.strftime("%Y%m%d-%H%M%S")
-        + ("-reader" if args.reader else "") + f"-{args.mode}.json")
+        + ("-reader" if args.reader else "-presets" if args.presets else "")
+        + f"-{args.mode}.json")
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     with open(path, "w") as f:
         json.dump({"header": hdr, "workloads": [w.meta() for w in wls],

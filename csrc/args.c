@@ -77,6 +77,42 @@ u8p_parse_arg_errors(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
     return 0;
 }
 
+/* ---- (arg, /, errors=, *, prefix=, encoding=): the preset-aware functions ---- */
+
+int
+u8p_parse_arg_opts(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
+                   const char *fname, PyObject **arg, PyObject **errors, PyObject **prefix,
+                   PyObject **encoding)
+{
+    Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0, i;
+    *errors = *prefix = *encoding = NULL;
+    if (nargs < 1 || nargs > 2) {
+        PyErr_Format(PyExc_TypeError, "%s() takes 1 or 2 positional arguments (%zd given)",
+                     fname, nargs);
+        return -1;
+    }
+    *arg = args[0];
+    if (nargs == 2)
+        *errors = args[1];
+    for (i = 0; i < nkw; i++) {
+        PyObject *key = PyTuple_GET_ITEM(kwnames, i);
+        PyObject **slot = NULL;
+        if (PyUnicode_CompareWithASCIIString(key, "errors") == 0)
+            slot = errors;
+        else if (PyUnicode_CompareWithASCIIString(key, "prefix") == 0)
+            slot = prefix;
+        else if (PyUnicode_CompareWithASCIIString(key, "encoding") == 0)
+            slot = encoding;
+        if (slot == NULL || *slot != NULL) {
+            PyErr_Format(PyExc_TypeError, "%s() got an unexpected or repeated keyword %R",
+                         fname, key);
+            return -1;
+        }
+        *slot = args[nargs + i];
+    }
+    return 0;
+}
+
 /* Converts an int-like to uint64: ValueError below 0, OverflowError >= 2**64. */
 int
 u8p_parse_u64(PyObject *obj, uint64_t *out, const char *fname)

@@ -56,11 +56,13 @@ all_escapable(const u8p_str *v)
     return 1;
 }
 
+static Py_ssize_t adjust_for_surrogates(const u8p_str *v, u8p_errors eh, size_t len,
+                                        size_t nsurr);
+
 Py_ssize_t
 u8p_body_length(const u8p_str *v, u8p_errors eh)
 {
     size_t len, nsurr = 0;
-    Py_ssize_t s;
 
     if (v->ascii)
         return v->n;
@@ -76,7 +78,15 @@ u8p_body_length(const u8p_str *v, u8p_errors eh)
     }
     if (nsurr == 0)
         return (Py_ssize_t)len;
-    /* len counted each surrogate as 3 bytes (surrogatepass) */
+    return adjust_for_surrogates(v, eh, len, nsurr);
+}
+
+/* A body length that counted each of nsurr surrogates as 3 bytes
+ * (surrogatepass), adjusted for the handler. */
+static Py_ssize_t
+adjust_for_surrogates(const u8p_str *v, u8p_errors eh, size_t len, size_t nsurr)
+{
+    Py_ssize_t s;
     switch (eh) {
     case U8P_ERR_SURROGATEPASS:
         return (Py_ssize_t)len;
@@ -187,4 +197,285 @@ u8p_body_via_codec(const u8p_str *v, PyObject *errors)
     if (name == NULL)
         return NULL;
     return PyUnicode_AsEncodedString(v->obj, "utf-8", name);
+}
+
+/* ---- encoding="mutf-8" ------------------------------------------------- */
+
+int
+u8p_parse_encoding(PyObject *obj, u8p_encoding *out, const char *fname)
+{
+    if (obj == NULL || obj == Py_None) {
+        *out = U8P_ENC_UTF8;
+        return 0;
+    }
+    if (!PyUnicode_Check(obj)) {
+        PyErr_Format(PyExc_TypeError, "%s encoding must be str, not %.200s", fname,
+                     Py_TYPE(obj)->tp_name);
+        return -1;
+    }
+    if (PyUnicode_CompareWithASCIIString(obj, "utf-8") == 0 ||
+        PyUnicode_CompareWithASCIIString(obj, "utf8") == 0) {
+        *out = U8P_ENC_UTF8;
+        return 0;
+    }
+    if (PyUnicode_CompareWithASCIIString(obj, "mutf-8") == 0 ||
+        PyUnicode_CompareWithASCIIString(obj, "mutf8") == 0) {
+        *out = U8P_ENC_MUTF8;
+        return 0;
+    }
+    PyErr_Format(PyExc_ValueError, "%s unknown encoding %R: expected 'utf-8' or 'mutf-8'",
+                 fname, obj);
+    return -1;
+}
+
+static const char *const prefix_names[U8P_PFX_COUNT] = {
+    "varint", "zigzag", "varint+1", "u16be", "i32be", "u32le",
+};
+
+int
+u8p_parse_prefix(PyObject *obj, u8p_prefix *out, const char *fname)
+{
+    int i;
+    if (obj == NULL || obj == Py_None) {
+        *out = U8P_PFX_VARINT;
+        return 0;
+    }
+    if (!PyUnicode_Check(obj)) {
+        PyErr_Format(PyExc_TypeError, "%s prefix must be str, not %.200s", fname,
+                     Py_TYPE(obj)->tp_name);
+        return -1;
+    }
+    for (i = 0; i < U8P_PFX_COUNT; i++) {
+        if (PyUnicode_CompareWithASCIIString(obj, prefix_names[i]) == 0) {
+            *out = (u8p_prefix)i;
+            return 0;
+        }
+    }
+    PyErr_Format(PyExc_ValueError,
+                 "%s unknown prefix %R: expected one of 'varint', 'zigzag', 'varint+1', "
+                 "'u16be', 'i32be', 'u32le'",
+                 fname, obj);
+    return -1;
+}
+
+PyObject *
+u8p_prefix_name(u8p_prefix p)
+{
+    return PyUnicode_FromString(prefix_names[p]);
+}
+
+int
+u8p_prefix_too_long(u8p_prefix p, uint64_t n)
+{
+    PyObject *name = u8p_prefix_name(p);
+    if (name != NULL) {
+        PyErr_Format(PyExc_OverflowError,
+                     "a body of %llu bytes is too long for prefix=%R: at most %llu bytes; "
+                     "nothing was written",
+                     (unsigned long long)n, name, (unsigned long long)u8p_prefix_max(p));
+        Py_DECREF(name);
+    }
+    return -1;
+}
+
+PyObject *
+u8p_encoding_name(u8p_encoding e)
+{
+    return PyUnicode_FromString(e == U8P_ENC_MUTF8 ? "mutf-8" : "utf-8");
+}
+
+/* The UTF-8 kernels then u8p_mutf8_widen, for every handler but
+ * surrogateescape (its raw bytes would read as UTF-8 leads when widening). */
+#define MUTF8_VIA_KERNELS(eh) ((eh) != U8P_ERR_SURROGATEESCAPE)
+
+Py_ssize_t
+u8p_mbody_length(const u8p_str *v, u8p_errors eh)
+{
+    size_t nsurr = 0, len;
+    if (MUTF8_VIA_KERNELS(eh)) {
+        Py_ssize_t r = u8p_body_length(v, eh);
+        if (r < 0)
+            return r;
+        return r + (Py_ssize_t)u8p_mutf8_extra(v->data, v->kind, (size_t)v->n);
+    }
+    len = u8p_mutf8_length(v->data, v->kind, (size_t)v->n, &nsurr);
+    if (nsurr == 0)
+        return (Py_ssize_t)len;
+    return adjust_for_surrogates(v, eh, len, nsurr);
+}
+
+Py_ssize_t
+u8p_mbody_encode(const u8p_str *v, u8p_errors eh, uint8_t *dst)
+{
+    uint8_t *d = dst;
+    size_t i = 0, n = (size_t)v->n;
+    const uint8_t *base = (const uint8_t *)v->data;
+
+    if (MUTF8_VIA_KERNELS(eh)) {
+        Py_ssize_t r = u8p_body_encode(v, eh, dst);
+        size_t extra;
+        if (r < 0)
+            return r;
+        extra = u8p_mutf8_extra(v->data, v->kind, n);
+        u8p_mutf8_widen(dst, (size_t)r, (size_t)r + extra);
+        return r + (Py_ssize_t)extra;
+    }
+
+    for (;;) {
+        size_t done = 0;
+        Py_ssize_t j, r;
+        d += u8p_mutf8_encode(base + i * (size_t)v->kind, v->kind, n - i, d, &done);
+        i += done;
+        if (i >= n)
+            break;
+        j = surrogate_run_end(v, (Py_ssize_t)i);
+        r = handle_run(v, eh, (Py_ssize_t)i, j, d);
+        if (r < 0)
+            return r;
+        d += r;
+        i = (size_t)j;
+    }
+    return (Py_ssize_t)(d - dst);
+}
+
+/* A growable byte buffer for the generic-handler path. */
+typedef struct {
+    uint8_t *p;
+    size_t len, cap;
+} gbuf;
+
+static uint8_t *
+gbuf_room(gbuf *b, size_t extra)
+{
+    if (extra > b->cap - b->len) {
+        size_t ncap = b->cap * 2 + extra + 64;
+        uint8_t *np = (uint8_t *)PyMem_Realloc(b->p, ncap);
+        if (np == NULL) {
+            PyErr_NoMemory();
+            return NULL;
+        }
+        b->p = np;
+        b->cap = ncap;
+    }
+    return b->p + b->len;
+}
+
+PyObject *
+u8p_mbody_via_handler(const u8p_str *v, PyObject *errors)
+{
+    gbuf b = {NULL, 0, 0};
+    PyObject *handler = NULL, *res = NULL;
+    const char *name = errors ? PyUnicode_AsUTF8(errors) : "strict";
+    const uint8_t *base = (const uint8_t *)v->data;
+    Py_ssize_t i = 0, n = v->n;
+
+    if (name == NULL || (handler = PyCodec_LookupError(name)) == NULL)
+        return NULL;
+    for (;;) {
+        size_t done = 0;
+        Py_ssize_t j, newpos;
+        PyObject *exc, *r, *rep;
+        uint8_t *d = gbuf_room(&b, (size_t)(n - i) * 6);
+        if (d == NULL)
+            goto done;
+        b.len += u8p_mutf8_encode(base + (size_t)i * (size_t)v->kind, v->kind,
+                                  (size_t)(n - i), d, &done);
+        i += (Py_ssize_t)done;
+        if (i >= n)
+            break;
+        j = surrogate_run_end(v, i);
+        exc = PyObject_CallFunction(PyExc_UnicodeEncodeError, "sOnns", "utf-8", v->obj, i, j,
+                                    "surrogates not allowed");
+        if (exc == NULL)
+            goto done;
+        r = PyObject_CallOneArg(handler, exc);
+        Py_DECREF(exc);
+        if (r == NULL)
+            goto done;
+        if (!PyTuple_Check(r) || PyTuple_GET_SIZE(r) != 2 ||
+            !(PyUnicode_Check(PyTuple_GET_ITEM(r, 0)) || PyBytes_Check(PyTuple_GET_ITEM(r, 0))) ||
+            !PyLong_Check(PyTuple_GET_ITEM(r, 1))) {
+            Py_DECREF(r);
+            PyErr_SetString(PyExc_TypeError,
+                            "encoding error handler must return (str/bytes, int) tuple");
+            goto done;
+        }
+        rep = PyTuple_GET_ITEM(r, 0);
+        newpos = PyLong_AsSsize_t(PyTuple_GET_ITEM(r, 1));
+        if (newpos == -1 && PyErr_Occurred()) {
+            Py_DECREF(r);
+            goto done;
+        }
+        if (newpos < 0)
+            newpos += n;
+        if (newpos < 0 || newpos > n) {
+            Py_DECREF(r);
+            PyErr_Format(PyExc_IndexError, "position %zd from error handler out of bounds",
+                         newpos);
+            goto done;
+        }
+        if (PyBytes_Check(rep)) {
+            Py_ssize_t k = PyBytes_GET_SIZE(rep);
+            if ((d = gbuf_room(&b, (size_t)k)) == NULL) {
+                Py_DECREF(r);
+                goto done;
+            }
+            memcpy(d, PyBytes_AS_STRING(rep), (size_t)k);
+            b.len += (size_t)k;
+        }
+        else {
+            /* as CPython's UTF-8 encoder: a str replacement must be ASCII */
+            Py_ssize_t k = PyUnicode_GET_LENGTH(rep);
+            if (!PyUnicode_IS_ASCII(rep)) {
+                Py_DECREF(r);
+                exc = PyObject_CallFunction(PyExc_UnicodeEncodeError, "sOnns", "utf-8",
+                                            v->obj, i, j, "surrogates not allowed");
+                if (exc != NULL) {
+                    PyErr_SetObject(PyExc_UnicodeEncodeError, exc);
+                    Py_DECREF(exc);
+                }
+                goto done;
+            }
+            if ((d = gbuf_room(&b, (size_t)k * 2)) == NULL) {
+                Py_DECREF(r);
+                goto done;
+            }
+            b.len += u8p_mutf8_encode(PyUnicode_DATA(rep), 1, (size_t)k, d, &done);
+        }
+        Py_DECREF(r);
+        i = newpos;
+    }
+    res = PyBytes_FromStringAndSize((const char *)(b.p ? b.p : (const uint8_t *)""),
+                                    (Py_ssize_t)b.len);
+done:
+    PyMem_Free(b.p);
+    Py_DECREF(handler);
+    return res;
+}
+
+PyObject *
+u8p_body_bytes(const u8p_str *v, u8p_errors eh, PyObject *errors, u8p_encoding enc)
+{
+    int m = enc == U8P_ENC_MUTF8 && u8p_mutf8_differs(v);
+    Py_ssize_t body = m ? u8p_mbody_length(v, eh) : u8p_body_length(v, eh);
+    PyObject *out;
+    if (body == U8P_NEED_CODEC)
+        return m ? u8p_mbody_via_handler(v, errors) : u8p_body_via_codec(v, errors);
+    if (body < 0)
+        return NULL;
+    out = PyBytes_FromStringAndSize(NULL, body);
+    if (out == NULL)
+        return NULL;
+    if (m) {
+        if (u8p_mbody_encode(v, eh, (uint8_t *)PyBytes_AS_STRING(out)) != body) {
+            Py_DECREF(out);
+            PyErr_SetString(PyExc_SystemError, "utf8pfx: MUTF-8 length and encoding disagree");
+            return NULL;
+        }
+    }
+    else if (u8p_body_encode_counted(v, eh, (uint8_t *)PyBytes_AS_STRING(out), body) < 0) {
+        Py_DECREF(out);
+        return NULL;
+    }
+    return out;
 }

@@ -85,4 +85,66 @@ int u8p_body_encode_counted(const u8p_str *v, u8p_errors eh, uint8_t *dst, Py_ss
 /* The body through CPython's codec: a new bytes object, NULL on error. */
 PyObject *u8p_body_via_codec(const u8p_str *v, PyObject *errors);
 
+/* ---- encoding="mutf-8" (Java's modified UTF-8; kernels/mutf8.h) ----------
+ *
+ * A str whose MUTF-8 equals its UTF-8 (no U+0000, no code point above
+ * U+FFFF; surrogates are handled the same way in both) takes the UTF-8
+ * functions above; u8p_mutf8_differs tells the others apart (a UCS4 str
+ * always holds a code point above U+FFFF).  For those, the u8p_mbody_*
+ * functions mirror u8p_body_* (surrogates go through the error handler
+ * exactly as the UTF-8 codec does; the UnicodeEncodeError names "utf-8").
+ */
+typedef enum { U8P_ENC_UTF8 = 0, U8P_ENC_MUTF8 = 1 } u8p_encoding;
+
+/* Parses encoding= ("utf-8" when NULL; "utf-8"/"utf8", "mutf-8"/"mutf8");
+ * ValueError naming `fname` for another name. */
+int u8p_parse_encoding(PyObject *obj, u8p_encoding *out, const char *fname);
+/* Parses prefix= ("varint" when NULL); ValueError naming the presets. */
+int u8p_parse_prefix(PyObject *obj, u8p_prefix *out, const char *fname);
+/* The preset's / the encoding's name as a new str. */
+PyObject *u8p_prefix_name(u8p_prefix p);
+PyObject *u8p_encoding_name(u8p_encoding e);
+/* OverflowError: a body of n bytes does not fit the preset; returns -1. */
+int u8p_prefix_too_long(u8p_prefix p, uint64_t n);
+
+static inline int
+u8p_mutf8_differs(const u8p_str *v)
+{
+    Py_ssize_t i;
+    if (v->kind == PyUnicode_4BYTE_KIND)
+        return 1;
+    if (v->kind == PyUnicode_1BYTE_KIND) {
+        if (v->n < 32) { /* short: no call */
+            const uint8_t *p = (const uint8_t *)v->data;
+            unsigned zero = 0;
+            for (i = 0; i < v->n; i++)
+                zero |= (p[i] == 0);
+            return zero != 0;
+        }
+        return memchr(v->data, 0, (size_t)v->n) != NULL;
+    }
+    {
+        const uint16_t *p = (const uint16_t *)v->data;
+        unsigned zero = 0;
+        for (i = 0; i < v->n; i++) /* an OR-reduction of compares: vectorises (SSE2) */
+            zero |= (p[i] == 0);
+        return zero != 0;
+    }
+}
+
+/* Upper bound of MUTF-8 body bytes per code point (C-handled handlers). */
+static inline Py_ssize_t
+u8p_mutf8_max_bytes_per_cp(const u8p_str *v)
+{
+    return v->kind == PyUnicode_4BYTE_KIND ? 6 : v->kind == PyUnicode_2BYTE_KIND ? 3 : 2;
+}
+
+Py_ssize_t u8p_mbody_length(const u8p_str *v, u8p_errors eh);
+Py_ssize_t u8p_mbody_encode(const u8p_str *v, u8p_errors eh, uint8_t *dst);
+/* Any handler, called as CPython's codec would call it, per surrogate run. */
+PyObject *u8p_mbody_via_handler(const u8p_str *v, PyObject *errors);
+
+/* The body of v in encoding `enc` as a new bytes object (any handler). */
+PyObject *u8p_body_bytes(const u8p_str *v, u8p_errors eh, PyObject *errors, u8p_encoding enc);
+
 #endif /* UTF8PFX_ENCODE_H */

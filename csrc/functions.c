@@ -4,17 +4,34 @@
  */
 #include "encode.h"
 
-/* vint(n) + body as a new bytes object. */
+/* prefix(n) + body as a new bytes object. */
 static PyObject *
-prefixed_bytes(const void *body, Py_ssize_t n)
+prefixed_bytes(u8p_prefix pf, const void *body, Py_ssize_t n)
 {
-    Py_ssize_t pw = (Py_ssize_t)u8p_vint_size((uint64_t)n);
-    PyObject *out = PyBytes_FromStringAndSize(NULL, pw + n);
+    Py_ssize_t pw;
+    PyObject *out;
+    if ((uint64_t)n > u8p_prefix_max(pf)) {
+        u8p_prefix_too_long(pf, (uint64_t)n);
+        return NULL;
+    }
+    pw = (Py_ssize_t)u8p_prefix_size(pf, (uint64_t)n);
+    out = PyBytes_FromStringAndSize(NULL, pw + n);
     if (out != NULL) {
-        u8p_vint_write((uint8_t *)PyBytes_AS_STRING(out), (uint64_t)n);
+        u8p_prefix_write(pf, (uint8_t *)PyBytes_AS_STRING(out), (uint64_t)n);
         if (n)
             memcpy(PyBytes_AS_STRING(out) + pw, body, (size_t)n);
     }
+    return out;
+}
+
+static PyObject *
+prefixed_from(u8p_prefix pf, PyObject *b)
+{
+    PyObject *out;
+    if (b == NULL)
+        return NULL;
+    out = prefixed_bytes(pf, PyBytes_AS_STRING(b), PyBytes_GET_SIZE(b));
+    Py_DECREF(b);
     return out;
 }
 
@@ -22,33 +39,50 @@ prefixed_bytes(const void *body, Py_ssize_t n)
 static PyObject *
 mod_encode(PyObject *module, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
-    PyObject *s, *errors, *out, *b;
+    PyObject *s, *errors, *prefix, *encoding, *out;
     u8p_errors eh;
+    u8p_prefix pf;
+    u8p_encoding enc;
     u8p_str v;
     Py_ssize_t body, pw;
     uint8_t tmp[512];
     (void)module;
 
-    if (u8p_parse_arg_errors(args, nargs, kwnames, "encode", &s, &errors) < 0 ||
+    if (u8p_parse_arg_opts(args, nargs, kwnames, "encode", &s, &errors, &prefix, &encoding) <
+            0 ||
         u8p_parse_errors(errors, &eh, "encode()") < 0 ||
-        u8p_str_view(s, &v, "encode() argument") < 0)
+        u8p_parse_prefix(prefix, &pf, "encode()") < 0 ||
+        u8p_parse_encoding(encoding, &enc, "encode()") < 0)
         return NULL;
+    if (s == Py_None && u8p_prefix_has_null(pf)) {
+        uint8_t z[U8P_PREFIX_MAX_BYTES];
+        size_t k = u8p_prefix_write_null(pf, z);
+        return PyBytes_FromStringAndSize((const char *)z, (Py_ssize_t)k);
+    }
+    if (u8p_str_view(s, &v, "encode() argument") < 0)
+        return NULL;
+    if (enc == U8P_ENC_MUTF8 && u8p_mutf8_differs(&v))
+        return prefixed_from(pf, u8p_body_bytes(&v, eh, errors, enc));
 
     /* short strings: one pass into the stack, then one exact copy */
     if (v.n <= (Py_ssize_t)sizeof tmp / 4 &&
         v.n * u8p_max_bytes_per_cp(&v) <= (Py_ssize_t)sizeof tmp) {
         body = u8p_body_encode(&v, eh, tmp);
         if (body >= 0)
-            return prefixed_bytes(tmp, body);
+            return prefixed_bytes(pf, tmp, body);
     }
     else {
         body = u8p_body_length(&v, eh);
         if (body >= 0) {
-            pw = (Py_ssize_t)u8p_vint_size((uint64_t)body);
+            if ((uint64_t)body > u8p_prefix_max(pf)) {
+                u8p_prefix_too_long(pf, (uint64_t)body);
+                return NULL;
+            }
+            pw = (Py_ssize_t)u8p_prefix_size(pf, (uint64_t)body);
             out = PyBytes_FromStringAndSize(NULL, pw + body);
             if (out == NULL)
                 return NULL;
-            u8p_vint_write((uint8_t *)PyBytes_AS_STRING(out), (uint64_t)body);
+            u8p_prefix_write(pf, (uint8_t *)PyBytes_AS_STRING(out), (uint64_t)body);
             if (u8p_body_encode_counted(&v, eh, (uint8_t *)PyBytes_AS_STRING(out) + pw,
                                         body) < 0) {
                 Py_DECREF(out);
@@ -59,12 +93,7 @@ mod_encode(PyObject *module, PyObject *const *args, Py_ssize_t nargs, PyObject *
     }
     if (body != U8P_NEED_CODEC)
         return NULL;
-    b = u8p_body_via_codec(&v, errors);
-    if (b == NULL)
-        return NULL;
-    out = prefixed_bytes(PyBytes_AS_STRING(b), PyBytes_GET_SIZE(b));
-    Py_DECREF(b);
-    return out;
+    return prefixed_from(pf, u8p_body_via_codec(&v, errors));
 }
 
 static PyObject *
@@ -105,8 +134,8 @@ mod_vint_size(PyObject *module, PyObject *arg)
 
 static PyMethodDef encode_functions[] = {
     {"encode", (PyCFunction)(void (*)(void))mod_encode, METH_FASTCALL | METH_KEYWORDS,
-     "encode(s, /, errors='strict')\n--\n\n"
-     "vint(len(e)) + e, e = s.encode('utf-8', errors), as bytes."},
+     "encode(s, /, errors='strict', *, prefix='varint', encoding='utf-8')\n--\n\n"
+     "prefix(len(e)) + e, e = s.encode('utf-8', errors) (or its MUTF-8), as bytes."},
     {"utf8_length", (PyCFunction)(void (*)(void))mod_utf8_length,
      METH_FASTCALL | METH_KEYWORDS,
      "utf8_length(s, /, errors='strict')\n--\n\n"

@@ -174,15 +174,86 @@ rd_vint(const rd_ctx *c, Py_ssize_t *pos, uint64_t *value, const char *what)
     return 0;
 }
 
-/* A length prefix and its payload: *pos moves past both on success. */
+/* ValueError for a prefix of the preset that does not parse at `at`. */
+static int
+prefix_error(const rd_ctx *c, Py_ssize_t at, u8p_prefix_status st, const u8p_prefix_read_t *rd,
+             const char *what)
+{
+    size_t fixed = u8p_prefix_fixed(c->prefix);
+    PyObject *name = u8p_prefix_name(c->prefix);
+    if (name == NULL)
+        return -1;
+    if (st == U8P_PFX_NEGATIVE) {
+        PyErr_Format(PyExc_ValueError,
+                     "negative %s length %lld (prefix=%R, prefix at offset %zd): expected a "
+                     "length >= 0",
+                     what, (long long)rd->neg_value, name, at);
+    }
+    else if (fixed && st == U8P_PFX_TRUNCATED) {
+        if (c->len - at == 0)
+            PyErr_Format(PyExc_ValueError,
+                         "expected a %zu-byte %s length prefix (prefix=%R) at offset %zd, "
+                         "found the end of the data",
+                         fixed, what, name, at);
+        else
+            PyErr_Format(PyExc_ValueError,
+                         "truncated %s length prefix at offset %zd: expected %zu bytes "
+                         "(prefix=%R), found the end of the data after %zd byte(s)",
+                         what, at, fixed, name, c->len - at);
+    }
+    else {
+        vint_error(c, at, st == U8P_PFX_TRUNCATED ? 0 : -1, what);
+    }
+    Py_DECREF(name);
+    return -1;
+}
+
+/*
+ * A length prefix (in the context's preset) and its payload: *pos moves past
+ * both on success.  Returns 1, 0 for the null marker, -1 with ValueError.
+ */
 static inline int
 rd_record(const rd_ctx *c, Py_ssize_t *pos, Py_ssize_t *payload, Py_ssize_t *plen,
           const char *what)
 {
     uint64_t n = 0;
     Py_ssize_t at = *pos, p = at;
-    if (rd_vint(c, &p, &n, what) < 0)
-        return -1;
+    if (c->prefix == U8P_PFX_VARINT) {
+        if (rd_vint(c, &p, &n, what) < 0)
+            return -1;
+    }
+    else if (c->prefix == U8P_PFX_ZIGZAG && at < c->len && c->data[at] < 0x80 &&
+             !(c->data[at] & 1)) { /* one-byte zigzag length (even: >= 0) */
+        n = c->data[at] >> 1;
+        p = at + 1;
+    }
+    else if (c->prefix == U8P_PFX_VARINT1 && at < c->len && c->data[at] - 1u < 0x7Fu) {
+        n = c->data[at] - 1u; /* one-byte length + 1 (0, the null marker, below) */
+        p = at + 1;
+    }
+    else {
+        u8p_prefix_read_t rd;
+        u8p_prefix_status st =
+            u8p_prefix_read(c->prefix, c->data + at, (size_t)(c->len - at), &rd);
+        if (st < 0 || st == U8P_PFX_TRUNCATED)
+            return prefix_error(c, at, st, &rd, what);
+        if (c->strict_vint && !rd.minimal) {
+            PyErr_Format(PyExc_ValueError,
+                         "non-minimal varint at offset %zd: %d bytes, expected %d "
+                         "(strict_vint=True)",
+                         at, rd.size,
+                         st == U8P_PFX_NULL ? 1 : (int)u8p_prefix_size(c->prefix, rd.value));
+            return -1;
+        }
+        p = at + rd.size;
+        if (st == U8P_PFX_NULL) {
+            *payload = p;
+            *plen = 0;
+            *pos = p;
+            return 0;
+        }
+        n = rd.value;
+    }
     if (n > (uint64_t)(c->len - p)) {
         PyErr_Format(PyExc_ValueError,
                      "%s length %llu (prefix at offset %zd) runs past the end of the data: "
@@ -193,10 +264,159 @@ rd_record(const rd_ctx *c, Py_ssize_t *pos, Py_ssize_t *payload, Py_ssize_t *ple
     *payload = p;
     *plen = (Py_ssize_t)n;
     *pos = p + (Py_ssize_t)n;
-    return 0;
+    return 1;
+}
+
+int
+u8p_rd_record(const rd_ctx *c, Py_ssize_t *pos, Py_ssize_t *payload, Py_ssize_t *plen,
+              const char *what)
+{
+    return rd_record(c, pos, payload, plen, what);
 }
 
 /* ------------------------------------------------------- payload -> str */
+
+/* A str from n bytes that the scan accepted with result *r. */
+static PyObject *
+str_from_scanned(const uint8_t *p, Py_ssize_t n, const u8p_scan_result *r)
+{
+    PyObject *s;
+    if (r->ncp == 1 && r->maxchar == 0xFF) /* C2/C3 xx: a Latin-1 singleton */
+        return PyUnicode_FromOrdinal(((p[0] & 0x1Fu) << 6) | (p[1] & 0x3Fu));
+    s = PyUnicode_New((Py_ssize_t)r->ncp, (Py_UCS4)r->maxchar);
+    if (s == NULL)
+        return NULL;
+    switch (r->maxchar) {
+    case 0x7F:
+        memcpy(PyUnicode_1BYTE_DATA(s), p, (size_t)n);
+        break;
+    case 0xFF:
+        u8p_D->to_ucs1(p, (size_t)n, PyUnicode_1BYTE_DATA(s));
+        break;
+    case 0xFFFF:
+        u8p_D->to_ucs2(p, (size_t)n, PyUnicode_2BYTE_DATA(s));
+        break;
+    default:
+        u8p_D->to_ucs4(p, (size_t)n, PyUnicode_4BYTE_DATA(s));
+        break;
+    }
+    return s;
+}
+
+/*
+ * MUTF-8 payloads the UTF-8 scan does not take as they are (C0 80, surrogate
+ * forms, or a 4-byte sequence to reject): decoded by the MUTF-8 routine into
+ * UCS4, then narrowed.  Errors: UnicodeDecodeError("mutf-8", payload, start,
+ * end, reason) under strict; any other handler is called as CPython's codecs
+ * call it (its replacement str is appended, decoding resumes at its position).
+ */
+static PyObject *
+decode_payload_mutf8(const rd_ctx *c, Py_ssize_t off, Py_ssize_t n)
+{
+    const uint8_t *p = c->data + off;
+    size_t cap = (size_t)n, k = 0, i = 0;
+    uint32_t *buf = (uint32_t *)PyMem_Malloc(cap * sizeof(uint32_t) + 1);
+    PyObject *handler = NULL, *s = NULL;
+
+    if (buf == NULL)
+        return PyErr_NoMemory();
+    {
+        /* the fast road: narrow to UTF-8 (C0 80 -> 00, surrogate pairs ->
+         * 4-byte sequences) and let the UTF-8 kernels decode; anything
+         * narrowing or the scan refuses goes to the MUTF-8 routine below */
+        uint8_t *u = (uint8_t *)buf; /* n bytes fit in the 4n of buf */
+        size_t m = u8p_mutf8_narrow(p, (size_t)n, u);
+        u8p_scan_result r;
+        if (m != (size_t)-1 && u8p_D->scan(u, m, 0, &r) == U8P_DEC_OK) {
+            s = str_from_scanned(u, (Py_ssize_t)m, &r);
+            PyMem_Free(buf);
+            return s;
+        }
+    }
+    for (;;) {
+        size_t nd = 0, used = 0, eend = 0;
+        Py_ssize_t start, end, newpos, rl;
+        PyObject *exc, *r, *rep;
+        u8p_mutf8_status st = u8p_mutf8_decode(p + i, (size_t)n - i,
+                                               c->eh == U8P_ERR_SURROGATEPASS, buf + k, &nd,
+                                               &used, &eend);
+        k += nd;
+        if (st == U8P_MUTF8_OK)
+            break;
+        start = (Py_ssize_t)(i + used);
+        end = (Py_ssize_t)(i + eend);
+        exc = PyUnicodeDecodeError_Create("mutf-8", (const char *)p, n, start, end,
+                                          u8p_mutf8_reason(st));
+        if (exc == NULL)
+            goto done;
+        if (c->eh == U8P_ERR_STRICT) {
+            annotate_exc(exc, off);
+            PyErr_SetObject((PyObject *)Py_TYPE(exc), exc);
+            Py_DECREF(exc);
+            goto done;
+        }
+        if (handler == NULL) {
+            const char *name = PyUnicode_AsUTF8(c->errors);
+            if (name == NULL || (handler = PyCodec_LookupError(name)) == NULL) {
+                Py_DECREF(exc);
+                goto done;
+            }
+        }
+        r = PyObject_CallOneArg(handler, exc);
+        Py_DECREF(exc);
+        if (r == NULL) {
+            annotate_decode_error(off);
+            goto done;
+        }
+        if (!PyTuple_Check(r) || PyTuple_GET_SIZE(r) != 2 ||
+            !PyUnicode_Check(PyTuple_GET_ITEM(r, 0)) || !PyLong_Check(PyTuple_GET_ITEM(r, 1))) {
+            Py_DECREF(r);
+            PyErr_SetString(PyExc_TypeError,
+                            "decoding error handler must return (str, int) tuple");
+            goto done;
+        }
+        rep = PyTuple_GET_ITEM(r, 0);
+        newpos = PyLong_AsSsize_t(PyTuple_GET_ITEM(r, 1));
+        if (newpos == -1 && PyErr_Occurred()) {
+            Py_DECREF(r);
+            goto done;
+        }
+        if (newpos < 0)
+            newpos += n;
+        if (newpos < 0 || newpos > n) {
+            Py_DECREF(r);
+            PyErr_Format(PyExc_IndexError, "position %zd from error handler out of bounds",
+                         newpos);
+            goto done;
+        }
+        rl = PyUnicode_GET_LENGTH(rep);
+        if (k + (size_t)rl + ((size_t)n - (size_t)newpos) > cap) {
+            size_t ncap = k + (size_t)rl + ((size_t)n - (size_t)newpos);
+            uint32_t *nb = (uint32_t *)PyMem_Realloc(buf, ncap * sizeof(uint32_t) + 1);
+            if (nb == NULL) {
+                Py_DECREF(r);
+                PyErr_NoMemory();
+                goto done;
+            }
+            buf = nb;
+            cap = ncap;
+        }
+        {
+            Py_ssize_t j;
+            int kind = PyUnicode_KIND(rep);
+            const void *d = PyUnicode_DATA(rep);
+            for (j = 0; j < rl; j++)
+                buf[k++] = PyUnicode_READ(kind, d, j);
+        }
+        Py_DECREF(r);
+        i = (size_t)newpos;
+    }
+    s = PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, buf, (Py_ssize_t)k);
+done:
+    Py_XDECREF(handler);
+    PyMem_Free(buf);
+    return s;
+}
 
 static PyObject *
 decode_payload(const rd_ctx *c, Py_ssize_t off, Py_ssize_t n)
@@ -243,29 +463,13 @@ decode_payload(const rd_ctx *c, Py_ssize_t off, Py_ssize_t n)
             Py_DECREF(s); /* invalid: the scan below finds the error */
         }
     }
-    st = u8p_D->scan(p, (size_t)n, c->eh == U8P_ERR_SURROGATEPASS, &r);
-    if (st == U8P_DEC_OK) {
-        if (r.ncp == 1 && r.maxchar == 0xFF) /* C2/C3 xx: a Latin-1 singleton */
-            return PyUnicode_FromOrdinal(((p[0] & 0x1Fu) << 6) | (p[1] & 0x3Fu));
-        s = PyUnicode_New((Py_ssize_t)r.ncp, (Py_UCS4)r.maxchar);
-        if (s == NULL)
-            return NULL;
-        switch (r.maxchar) {
-        case 0x7F:
-            memcpy(PyUnicode_1BYTE_DATA(s), p, (size_t)n);
-            break;
-        case 0xFF:
-            u8p_D->to_ucs1(p, (size_t)n, PyUnicode_1BYTE_DATA(s));
-            break;
-        case 0xFFFF:
-            u8p_D->to_ucs2(p, (size_t)n, PyUnicode_2BYTE_DATA(s));
-            break;
-        default:
-            u8p_D->to_ucs4(p, (size_t)n, PyUnicode_4BYTE_DATA(s));
-            break;
-        }
-        return s;
-    }
+    /* MUTF-8: surrogate forms are paired by the MUTF-8 routine, not passed */
+    st = u8p_D->scan(p, (size_t)n, c->eh == U8P_ERR_SURROGATEPASS && c->enc == U8P_ENC_UTF8,
+                     &r);
+    if (c->enc == U8P_ENC_MUTF8 && (st != U8P_DEC_OK || r.maxchar > 0xFFFF))
+        return decode_payload_mutf8(c, off, n);
+    if (st == U8P_DEC_OK)
+        return str_from_scanned(p, n, &r);
     if (c->eh == U8P_ERR_STRICT) {
         raise_strict(p, n, &r, st, off);
         return NULL;
@@ -279,15 +483,23 @@ decode_payload(const rd_ctx *c, Py_ssize_t off, Py_ssize_t n)
     return s;
 }
 
-/* One string record at *pos; *pos moves only on success. */
+PyObject *
+u8p_rd_decode(const rd_ctx *c, Py_ssize_t off, Py_ssize_t n)
+{
+    return decode_payload(c, off, n);
+}
+
+/* One string record at *pos (None for varint+1's null); *pos moves only on
+ * success. */
 static PyObject *
 rd_string(const rd_ctx *c, Py_ssize_t *pos)
 {
     Py_ssize_t p = *pos, off, n;
     PyObject *s;
-    if (rd_record(c, &p, &off, &n, "string") < 0)
+    int k = rd_record(c, &p, &off, &n, "string");
+    if (k < 0)
         return NULL;
-    s = decode_payload(c, off, n);
+    s = k ? decode_payload(c, off, n) : Py_NewRef(Py_None);
     if (s != NULL)
         *pos = p;
     return s;
@@ -334,11 +546,28 @@ stash_drop(rd_stash *x)
 #endif
 }
 
-/* Length of a prefix already validated by rd_record; *p moves past it. */
+/* Length of a prefix already validated by rd_record (-1 for the null
+ * marker); *p moves past it. */
 static inline Py_ssize_t
 checked_len(const rd_ctx *c, Py_ssize_t *p)
 {
     uint64_t len = 0;
+    if (c->prefix != U8P_PFX_VARINT) {
+        u8p_prefix_read_t rd = {0, 0, 0, 1};
+        u8p_prefix_status st;
+        uint8_t b = c->data[*p];
+        if (b < 0x80 && c->prefix == U8P_PFX_ZIGZAG) { /* validated: even */
+            *p += 1;
+            return (Py_ssize_t)(b >> 1);
+        }
+        if (b < 0x80 && c->prefix == U8P_PFX_VARINT1) {
+            *p += 1;
+            return b == 0 ? -1 : (Py_ssize_t)(b - 1);
+        }
+        st = u8p_prefix_read(c->prefix, c->data + *p, (size_t)(c->len - *p), &rd);
+        *p += rd.size;
+        return st == U8P_PFX_NULL ? -1 : (Py_ssize_t)rd.value;
+    }
     if (c->data[*p] < 0x80) {
         len = c->data[*p];
         *p += 1;
@@ -371,6 +600,8 @@ rd_strings(const rd_ctx *c, Py_ssize_t *pos, Py_ssize_t limit)
             for (i = 0; i < count; i++) {
                 PyObject *s;
                 n = checked_len(c, &p);
+                if (n < 0)
+                    continue;
                 s = decode_payload(c, p, n);
                 if (s == NULL) {
                     stash_drop(&x);
@@ -391,6 +622,10 @@ rd_strings(const rd_ctx *c, Py_ssize_t *pos, Py_ssize_t limit)
     for (i = 0; i < count; i++) {
         PyObject *s;
         n = checked_len(c, &p);
+        if (n < 0) {
+            PyList_SET_ITEM(list, i, Py_NewRef(Py_None));
+            continue;
+        }
         s = decode_payload(c, p, n);
         if (s == NULL) {
             Py_DECREF(list);
@@ -423,19 +658,26 @@ reader_ctx(ReaderObject *self, rd_ctx *c)
     c->eh = self->eh;
     c->errors = self->errors;
     c->strict_vint = self->strict_vint;
+    c->prefix = self->prefix;
+    c->enc = self->enc;
 }
 
 static PyObject *
 Reader_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
 {
-    static char *kwlist[] = {"", "errors", "strict_vint", NULL};
-    PyObject *data, *errors = NULL;
+    static char *kwlist[] = {"", "errors", "strict_vint", "prefix", "encoding", NULL};
+    PyObject *data, *errors = NULL, *prefix = NULL, *encoding = NULL;
     int strict_vint = 0;
     u8p_errors eh;
+    u8p_prefix pf;
+    u8p_encoding enc;
     ReaderObject *self;
 
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|$Op:BufferReader", kwlist, &data, &errors,
-                                     &strict_vint))
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|$OpOO:BufferReader", kwlist, &data, &errors,
+                                     &strict_vint, &prefix, &encoding))
+        return NULL;
+    if (u8p_parse_prefix(prefix, &pf, "BufferReader()") < 0 ||
+        u8p_parse_encoding(encoding, &enc, "BufferReader()") < 0)
         return NULL;
     if (u8p_parse_errors(errors, &eh, "BufferReader()") < 0)
         return NULL;
@@ -446,6 +688,8 @@ Reader_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
     self->busy = 0;
     self->eh = eh;
     self->strict_vint = strict_vint;
+    self->prefix = pf;
+    self->enc = enc;
     self->errors = errors ? Py_NewRef(errors) : PyUnicode_FromString("strict");
     if (self->errors == NULL) {
         Py_DECREF(self);
@@ -595,12 +839,14 @@ Reader_read_bytes(ReaderObject *self, PyObject *Py_UNUSED(ignored))
     rd_ctx c;
     Py_ssize_t pos, off, n;
     PyObject *b;
+    int k;
     READER_OPEN_OR_FAIL(self);
     reader_ctx(self, &c);
     pos = self->pos;
-    if (rd_record(&c, &pos, &off, &n, "bytes") < 0)
+    k = rd_record(&c, &pos, &off, &n, "bytes");
+    if (k < 0)
         return NULL;
-    b = PyBytes_FromStringAndSize((const char *)c.data + off, n);
+    b = k ? PyBytes_FromStringAndSize((const char *)c.data + off, n) : Py_NewRef(Py_None);
     if (b != NULL)
         self->pos = pos;
     return b;
@@ -744,6 +990,18 @@ Reader_get_strict_vint(ReaderObject *self, void *Py_UNUSED(closure))
 }
 
 static PyObject *
+Reader_get_prefix(ReaderObject *self, void *Py_UNUSED(closure))
+{
+    return u8p_prefix_name(self->prefix);
+}
+
+static PyObject *
+Reader_get_encoding(ReaderObject *self, void *Py_UNUSED(closure))
+{
+    return u8p_encoding_name(self->enc);
+}
+
+static PyObject *
 Reader_repr(ReaderObject *self)
 {
     if (!self->is_open)
@@ -784,6 +1042,8 @@ static PyGetSetDef Reader_getset[] = {
     {"errors", (getter)Reader_get_errors, NULL, "The error handler name (read-only).", NULL},
     {"strict_vint", (getter)Reader_get_strict_vint, NULL,
      "True if non-minimal varints are rejected (read-only).", NULL},
+    {"prefix", (getter)Reader_get_prefix, NULL, "The length-prefix preset (read-only).", NULL},
+    {"encoding", (getter)Reader_get_encoding, NULL, "'utf-8' or 'mutf-8' (read-only).", NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 
@@ -798,8 +1058,11 @@ static PyType_Slot Reader_slots[] = {
     {Py_tp_iter, Reader_iter},
     {Py_tp_iternext, Reader_iternext},
     {Py_tp_doc,
-     "BufferReader(data, /, *, errors='strict', strict_vint=False)\n--\n\n"
-     "Reads VInt-prefixed UTF-8 strings from a buffer-protocol object in place.\n\n"
+     "BufferReader(data, /, *, errors='strict', strict_vint=False, prefix='varint', "
+     "encoding='utf-8')\n--\n\n"
+     "Reads length-prefixed UTF-8 strings from a buffer-protocol object in place.\n\n"
+     "prefix and encoding as BufferWriter's; under prefix='varint+1' the null\n"
+     "marker reads as None.\n\n"
      "Holds the buffer export until close(), the end of a with block, or GC.\n"
      "Errors: ValueError (bad prefix, length past the data) or UnicodeDecodeError;\n"
      "after any error the position is unchanged."},
@@ -820,13 +1083,16 @@ static PyObject *
 mod_decode_common(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames, int all)
 {
     const char *fname = all ? "decode_all" : "decode";
-    PyObject *data, *errors, *res = NULL;
+    PyObject *data, *errors, *prefix, *encoding, *res = NULL;
     Py_buffer view;
     rd_ctx c;
     Py_ssize_t pos = 0;
 
-    if (u8p_parse_arg_errors(args, nargs, kwnames, fname, &data, &errors) < 0 ||
-        u8p_parse_errors(errors, &c.eh, all ? "decode_all()" : "decode()") < 0)
+    if (u8p_parse_arg_opts(args, nargs, kwnames, fname, &data, &errors, &prefix, &encoding) <
+            0 ||
+        u8p_parse_errors(errors, &c.eh, all ? "decode_all()" : "decode()") < 0 ||
+        u8p_parse_prefix(prefix, &c.prefix, all ? "decode_all()" : "decode()") < 0 ||
+        u8p_parse_encoding(encoding, &c.enc, all ? "decode_all()" : "decode()") < 0)
         return NULL;
     if (PyObject_GetBuffer(data, &view, PyBUF_SIMPLE) < 0)
         return NULL;
@@ -868,12 +1134,12 @@ mod_decode_all(PyObject *module, PyObject *const *args, Py_ssize_t nargs, PyObje
 
 static PyMethodDef reader_functions[] = {
     {"decode", (PyCFunction)(void (*)(void))mod_decode, METH_FASTCALL | METH_KEYWORDS,
-     "decode(data, /, errors='strict')\n--\n\n"
-     "Exactly one VInt-prefixed UTF-8 string from a bytes-like object; trailing bytes are "
+     "decode(data, /, errors='strict', *, prefix='varint', encoding='utf-8')\n--\n\n"
+     "Exactly one length-prefixed string from a bytes-like object; trailing bytes are "
      "an error."},
     {"decode_all", (PyCFunction)(void (*)(void))mod_decode_all, METH_FASTCALL | METH_KEYWORDS,
-     "decode_all(data, /, errors='strict')\n--\n\n"
-     "Every VInt-prefixed UTF-8 string in a bytes-like object, as a list."},
+     "decode_all(data, /, errors='strict', *, prefix='varint', encoding='utf-8')\n--\n\n"
+     "Every length-prefixed string in a bytes-like object, as a list."},
     {NULL, NULL, 0, NULL},
 };
 

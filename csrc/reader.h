@@ -6,7 +6,7 @@
 #ifndef UTF8PFX_READER_H
 #define UTF8PFX_READER_H
 
-#include "utf8pfx.h"
+#include "encode.h"
 
 typedef struct {
     PyObject_HEAD
@@ -19,6 +19,8 @@ typedef struct {
     int busy; /* reads in progress (re-entrancy guard for close) */
     u8p_errors eh;
     PyObject *errors; /* handler name (str) */
+    u8p_prefix prefix;  /* the wire-format preset */
+    u8p_encoding enc;   /* utf-8 or mutf-8 */
 } ReaderObject;
 
 typedef struct {
@@ -27,6 +29,22 @@ typedef struct {
     u8p_errors eh;
     PyObject *errors; /* may be NULL for strict */
     int strict_vint;
+    u8p_prefix prefix;
+    u8p_encoding enc;
 } rd_ctx;
+
+/*
+ * Reading records in the context's preset, for any glue file (e.g. a
+ * columnar consumer).  *pos moves only on success.
+ *   u8p_rd_record(c, pos, &payload, &n, what)  one prefix + bounds check:
+ *       returns 1 (payload at offset *payload, n bytes), 0 for the null
+ *       marker (varint+1), -1 with ValueError naming the offset; `what` is
+ *       "string" or "bytes" (for the message).
+ *   u8p_rd_decode(c, off, n)  the payload as a new str (UTF-8 or MUTF-8
+ *       under the handler), NULL with UnicodeDecodeError.
+ */
+int u8p_rd_record(const rd_ctx *c, Py_ssize_t *pos, Py_ssize_t *payload, Py_ssize_t *plen,
+                  const char *what);
+PyObject *u8p_rd_decode(const rd_ctx *c, Py_ssize_t off, Py_ssize_t n);
 
 #endif /* UTF8PFX_READER_H */

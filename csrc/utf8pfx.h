@@ -21,6 +21,7 @@ u8p_newref(PyObject *o)
 #include "kernels/kernels.h"
 #include "kernels/prefix.h"
 #include "kernels/decode.h"
+#include "kernels/mutf8.h"
 
 /* Per-module state (multi-phase init; heap types live here). */
 typedef struct {
@@ -67,6 +68,12 @@ int u8p_parse_errors(PyObject *obj, u8p_errors *out, const char *fname);
  * *errors is NULL when not given.  TypeError naming `fname` otherwise. */
 int u8p_parse_arg_errors(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
                          const char *fname, PyObject **arg, PyObject **errors);
+
+/* The same with keyword-only prefix= and encoding= (each NULL when not
+ * given), for the functions that take a wire-format preset. */
+int u8p_parse_arg_opts(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
+                       const char *fname, PyObject **arg, PyObject **errors, PyObject **prefix,
+                       PyObject **encoding);
 
 /* Testing hooks over kernel levels: name_of(level) is the name of the
  * table compiled and supported for that level, or NULL. */

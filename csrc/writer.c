@@ -60,41 +60,90 @@ u8p_writer_grow(WriterObject *w, Py_ssize_t extra)
     return 0;
 }
 
-/* Appends `vint(len(body)) + body` for a body already in memory (ASCII
- * storage, or what CPython's codec made). */
+/* OverflowError for a body the preset's width cannot carry. */
 static Py_ssize_t
-writer_put_prefixed_bytes(WriterObject *w, const void *p, Py_ssize_t n)
+too_long(const WriterObject *w, uint64_t n)
 {
-    Py_ssize_t pw = (Py_ssize_t)u8p_vint_size((uint64_t)n);
+    return u8p_prefix_too_long(w->prefix, n);
+}
+
+/* Appends `prefix(len(body)) + body` for a body already in memory (ASCII
+ * storage, or what CPython's codec made). */
+Py_ssize_t
+u8p_writer_put_body(WriterObject *w, const void *p, Py_ssize_t n)
+{
+    Py_ssize_t pw;
+    if ((uint64_t)n > u8p_prefix_max(w->prefix))
+        return too_long(w, (uint64_t)n);
+    pw = (Py_ssize_t)u8p_prefix_size(w->prefix, (uint64_t)n);
     if (u8p_writer_reserve(w, pw + n) < 0)
         return -1;
-    u8p_vint_write(w->buf + w->len, (uint64_t)n);
+    u8p_prefix_write(w->prefix, w->buf + w->len, (uint64_t)n);
     if (n)
         memcpy(w->buf + w->len + pw, p, (size_t)n);
     w->len += pw + n;
     return pw + n;
 }
 
+Py_ssize_t
+u8p_writer_put_null(WriterObject *w)
+{
+    if (!u8p_prefix_has_null(w->prefix)) {
+        PyErr_SetString(PyExc_ValueError, "only prefix='varint+1' has a null marker");
+        return -1;
+    }
+    if (u8p_writer_reserve(w, 1) < 0)
+        return -1;
+    w->len += (Py_ssize_t)u8p_prefix_write_null(w->prefix, w->buf + w->len);
+    return 1;
+}
+
 static Py_ssize_t
 writer_put_via_codec(WriterObject *w, const u8p_str *v)
 {
     Py_ssize_t r;
-    PyObject *b = u8p_body_via_codec(v, w->errors);
+    PyObject *b = w->enc == U8P_ENC_MUTF8 ? u8p_body_bytes(v, w->eh, w->errors, w->enc)
+                                          : u8p_body_via_codec(v, w->errors);
     if (b == NULL)
         return -1;
-    r = writer_put_prefixed_bytes(w, PyBytes_AS_STRING(b), PyBytes_GET_SIZE(b));
+    r = u8p_writer_put_body(w, PyBytes_AS_STRING(b), PyBytes_GET_SIZE(b));
     Py_DECREF(b);
     return r;
+}
+
+/* A str whose MUTF-8 differs from its UTF-8: counted, then encoded in place. */
+static Py_ssize_t
+writer_put_mutf8(WriterObject *w, const u8p_str *v)
+{
+    Py_ssize_t pw, body = u8p_mbody_length(v, w->eh);
+    uint8_t *dst;
+    if (body == U8P_NEED_CODEC)
+        return writer_put_via_codec(w, v);
+    if (body < 0)
+        return -1;
+    if ((uint64_t)body > u8p_prefix_max(w->prefix))
+        return too_long(w, (uint64_t)body);
+    pw = (Py_ssize_t)u8p_prefix_size(w->prefix, (uint64_t)body);
+    if (u8p_writer_reserve(w, pw + body) < 0)
+        return -1;
+    dst = w->buf + w->len;
+    u8p_prefix_write(w->prefix, dst, (uint64_t)body);
+    if (u8p_mbody_encode(v, w->eh, dst + pw) != body) {
+        PyErr_SetString(PyExc_SystemError, "utf8pfx: MUTF-8 length and encoding disagree");
+        return -1;
+    }
+    w->len += pw + body;
+    return pw + body;
 }
 
 /*
  * Appends one prefixed string; returns the bytes appended or -1.
  * When the prefix width is the same for the fewest and the most bytes the
  * string can take (always for short strings: <= 42 UCS2 code points fit a
- * one-byte prefix) and the worst case fits in the free capacity, it is
- * encoded in one pass behind a reserved prefix that is backfilled.  Else it
- * is counted, the buffer grows (at most once) to the exact size, and the
- * UTF-8 is encoded straight into place.
+ * one-byte VInt; always for the fixed-width presets) and the worst case fits
+ * in the free capacity, it is encoded in one pass behind a reserved prefix
+ * that is backfilled.  Else it is counted, the buffer grows (at most once)
+ * to the exact size, and the UTF-8 is encoded straight into place.
  */
 static Py_ssize_t
 writer_put_str(WriterObject *w, PyObject *obj, const char *what)
@@ -102,29 +151,64 @@ writer_put_str(WriterObject *w, PyObject *obj, const char *what)
     u8p_str v;
     Py_ssize_t pw, body, maxb;
     uint8_t *dst;
+    const u8p_prefix pf = w->prefix;
 
-    if (u8p_str_view(obj, &v, what) < 0)
+    if (obj == Py_None && u8p_prefix_has_null(pf))
+        return u8p_writer_put_null(w);
+    if (u8p_str_view(obj, &v, what[0] ? what : "write_strings() item") < 0)
         return -1;
+
+    if (w->enc == U8P_ENC_MUTF8 && u8p_mutf8_differs(&v))
+        return writer_put_mutf8(w, &v);
 
     if (v.ascii) {
         if (v.n < 0x80 && v.n < w->cap - w->len) { /* the common short case */
             dst = w->buf + w->len;
-            dst[0] = (uint8_t)v.n;
-            memcpy(dst + 1, v.data, (size_t)v.n);
-            w->len += v.n + 1;
-            return v.n + 1;
+            if (pf == U8P_PFX_VARINT) {
+                dst[0] = (uint8_t)v.n;
+                memcpy(dst + 1, v.data, (size_t)v.n);
+                w->len += v.n + 1;
+                return v.n + 1;
+            }
+            if (v.n + 4 <= w->cap - w->len) { /* every other preset: <= 4 bytes */
+                const uint8_t n8 = (uint8_t)v.n;
+                switch (pf) {
+                case U8P_PFX_ZIGZAG: /* 2n: one byte below 64, else 80|2n, 01 */
+                    dst[0] = (uint8_t)(n8 << 1) | (n8 >= 0x40 ? 0x80 : 0);
+                    dst[1] = 1;
+                    pw = 1 + (n8 >= 0x40);
+                    break;
+                case U8P_PFX_VARINT1: /* n + 1: one byte below 127, else 80, 01 */
+                    dst[0] = n8 < 0x7F ? (uint8_t)(n8 + 1) : 0x80;
+                    dst[1] = 1;
+                    pw = 1 + (n8 >= 0x7F);
+                    break;
+                default:
+                    pw = (Py_ssize_t)u8p_prefix_write(pf, dst, (uint64_t)v.n);
+                    break;
+                }
+                memcpy(dst + pw, v.data, (size_t)v.n);
+                w->len += pw + v.n;
+                return pw + v.n;
+            }
         }
-        return writer_put_prefixed_bytes(w, v.data, v.n);
+        return u8p_writer_put_body(w, v.data, v.n);
     }
 
     maxb = u8p_max_bytes_per_cp(&v);
-    if (v.n <= (PY_SSIZE_T_MAX - U8P_VINT_MAX_BYTES) / maxb) {
+    if (v.n <= (PY_SSIZE_T_MAX - U8P_PREFIX_MAX_BYTES) / maxb) {
         Py_ssize_t worst = v.n * maxb;
-        pw = (Py_ssize_t)u8p_vint_size((uint64_t)v.n);
+        pw = (Py_ssize_t)u8p_prefix_size(pf, (uint64_t)v.n);
         /* One pass only when the worst case fits as it is: a writer never
          * grows for bytes it may not need (counting is cheap; growth is
-         * geometric, so the room is there for most strings). */
-        if (pw == (Py_ssize_t)u8p_vint_size((uint64_t)worst) && pw + worst <= w->cap - w->len) {
+         * geometric, so the room is there for most strings).  The body is
+         * encoded behind the prefix width of the fewest bytes it can take;
+         * when the prefix width of the worst case is larger (a long string
+         * near a width boundary), a body that does cross it is moved up by
+         * the difference afterwards, which costs less than counting every
+         * such string first. */
+        if ((uint64_t)worst <= u8p_prefix_max(pf) &&
+            (Py_ssize_t)u8p_prefix_size(pf, (uint64_t)worst) + worst <= w->cap - w->len) {
             Py_ssize_t bw;
             dst = w->buf + w->len;
             body = u8p_body_encode(&v, w->eh, dst + pw);
@@ -132,10 +216,10 @@ writer_put_str(WriterObject *w, PyObject *obj, const char *what)
                 return writer_put_via_codec(w, &v);
             if (body < 0)
                 return -1;
-            bw = (Py_ssize_t)u8p_vint_size((uint64_t)body);
-            if (bw != pw) /* only "ignore" can shrink the body below n */
+            bw = (Py_ssize_t)u8p_prefix_size(pf, (uint64_t)body);
+            if (bw != pw) /* crossed a width boundary, or "ignore" shrank it */
                 memmove(dst + bw, dst + pw, (size_t)body);
-            u8p_vint_write(dst, (uint64_t)body);
+            u8p_prefix_write(pf, dst, (uint64_t)body);
             w->len += bw + body;
             return bw + body;
         }
@@ -146,15 +230,25 @@ writer_put_str(WriterObject *w, PyObject *obj, const char *what)
         return writer_put_via_codec(w, &v);
     if (body < 0)
         return -1;
-    pw = (Py_ssize_t)u8p_vint_size((uint64_t)body);
+    if ((uint64_t)body > u8p_prefix_max(pf))
+        return too_long(w, (uint64_t)body);
+    pw = (Py_ssize_t)u8p_prefix_size(pf, (uint64_t)body);
     if (u8p_writer_reserve(w, pw + body) < 0)
         return -1;
     dst = w->buf + w->len;
-    dst += u8p_vint_write(dst, (uint64_t)body);
+    dst += u8p_prefix_write(pf, dst, (uint64_t)body);
     if (u8p_body_encode_counted(&v, w->eh, dst, body) < 0)
         return -1;
     w->len += pw + body;
     return pw + body;
+}
+
+/* The same for other glue files (declared in writer.h); the methods below
+ * call the static one, which the compiler inlines into their loops. */
+Py_ssize_t
+u8p_writer_put_str(WriterObject *w, PyObject *obj, const char *what)
+{
+    return writer_put_str(w, obj, what);
 }
 
 /* ---- methods ---------------------------------------------------------- */
@@ -199,10 +293,10 @@ writer_presize(WriterObject *w, PyObject *seq)
             return;
 #endif
         len = PyUnicode_GET_LENGTH(s);
-        least += (Py_ssize_t)u8p_vint_size((uint64_t)len) + len;
+        least += (Py_ssize_t)u8p_prefix_size(w->prefix, (uint64_t)len) + len;
         if (!PyUnicode_IS_ASCII(s))
             len *= (Py_ssize_t)PyUnicode_KIND(s) + 1;
-        worst += (Py_ssize_t)u8p_vint_size((uint64_t)len) + len;
+        worst += (Py_ssize_t)u8p_prefix_size(w->prefix, (uint64_t)len) + len;
         if (worst > PRESIZE_MAX_BYTES)
             return;
     }
@@ -298,11 +392,15 @@ writer_put_buffer(WriterObject *self, PyObject *arg, int prefixed)
         return NULL;
     if ((PyObject *)self == arg) {
         n = self->len;
-        pw = prefixed ? (Py_ssize_t)u8p_vint_size((uint64_t)n) : 0;
+        if (prefixed && (uint64_t)n > u8p_prefix_max(self->prefix)) {
+            too_long(self, (uint64_t)n);
+            return NULL;
+        }
+        pw = prefixed ? (Py_ssize_t)u8p_prefix_size(self->prefix, (uint64_t)n) : 0;
         if (u8p_writer_reserve(self, pw + n) < 0)
             return NULL;
         if (prefixed)
-            u8p_vint_write(self->buf + self->len, (uint64_t)n);
+            u8p_prefix_write(self->prefix, self->buf + self->len, (uint64_t)n);
         if (n)
             memcpy(self->buf + self->len + pw, self->buf, (size_t)n);
         self->len += pw + n;
@@ -324,7 +422,7 @@ writer_put_buffer(WriterObject *self, PyObject *arg, int prefixed)
         return NULL;
     }
     if (prefixed) {
-        r = writer_put_prefixed_bytes(self, view.buf, view.len);
+        r = u8p_writer_put_body(self, view.buf, view.len);
     }
     else if (u8p_writer_reserve(self, view.len) < 0) {
         r = -1;
@@ -408,6 +506,18 @@ Writer_get_errors(WriterObject *self, void *Py_UNUSED(closure))
     return Py_NewRef(self->errors);
 }
 
+static PyObject *
+Writer_get_prefix(WriterObject *self, void *Py_UNUSED(closure))
+{
+    return u8p_prefix_name(self->prefix);
+}
+
+static PyObject *
+Writer_get_encoding(WriterObject *self, void *Py_UNUSED(closure))
+{
+    return u8p_encoding_name(self->enc);
+}
+
 static Py_ssize_t
 Writer_length(WriterObject *self)
 {
@@ -417,8 +527,14 @@ Writer_length(WriterObject *self)
 static PyObject *
 Writer_repr(WriterObject *self)
 {
-    return PyUnicode_FromFormat("<%s len=%zd capacity=%zd errors=%R>", Py_TYPE(self)->tp_name,
-                                self->len, self->cap, self->errors);
+    PyObject *p = u8p_prefix_name(self->prefix), *r;
+    if (p == NULL)
+        return NULL;
+    r = PyUnicode_FromFormat("<%s len=%zd capacity=%zd errors=%R prefix=%R encoding='%s'>",
+                             Py_TYPE(self)->tp_name, self->len, self->cap, self->errors, p,
+                             self->enc == U8P_ENC_MUTF8 ? "mutf-8" : "utf-8");
+    Py_DECREF(p);
+    return r;
 }
 
 static int
@@ -446,14 +562,19 @@ Writer_releasebuffer(WriterObject *self, Py_buffer *Py_UNUSED(view))
 static PyObject *
 Writer_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
 {
-    static char *kwlist[] = {"capacity", "errors", NULL};
+    static char *kwlist[] = {"capacity", "errors", "prefix", "encoding", NULL};
     Py_ssize_t capacity = 0;
-    PyObject *errors = NULL;
+    PyObject *errors = NULL, *prefix = NULL, *encoding = NULL;
     u8p_errors eh;
+    u8p_prefix pf;
+    u8p_encoding enc;
     WriterObject *self;
 
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|n$O:BufferWriter", kwlist, &capacity,
-                                     &errors))
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|n$OOO:BufferWriter", kwlist, &capacity,
+                                     &errors, &prefix, &encoding))
+        return NULL;
+    if (u8p_parse_prefix(prefix, &pf, "BufferWriter()") < 0 ||
+        u8p_parse_encoding(encoding, &enc, "BufferWriter()") < 0)
         return NULL;
     if (capacity < 0) {
         PyErr_Format(PyExc_ValueError, "BufferWriter() capacity must be >= 0, got %zd",
@@ -469,6 +590,8 @@ Writer_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
     self->len = self->cap = self->exports = 0;
     self->busy = 0;
     self->eh = eh;
+    self->prefix = pf;
+    self->enc = enc;
     self->errors = errors ? Py_NewRef(errors) : PyUnicode_FromString("strict");
     if (self->errors == NULL) {
         Py_DECREF(self);
@@ -521,6 +644,8 @@ static PyMethodDef Writer_methods[] = {
 static PyGetSetDef Writer_getset[] = {
     {"capacity", (getter)Writer_get_capacity, NULL, "Bytes allocated (read-only).", NULL},
     {"errors", (getter)Writer_get_errors, NULL, "The error handler name (read-only).", NULL},
+    {"prefix", (getter)Writer_get_prefix, NULL, "The length-prefix preset (read-only).", NULL},
+    {"encoding", (getter)Writer_get_encoding, NULL, "'utf-8' or 'mutf-8' (read-only).", NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 
@@ -534,8 +659,10 @@ static PyType_Slot Writer_slots[] = {
     {Py_bf_getbuffer, Writer_getbuffer},
     {Py_bf_releasebuffer, Writer_releasebuffer},
     {Py_tp_doc,
-     "BufferWriter(capacity=0, *, errors='strict')\n--\n\n"
-     "A growable buffer of VInt-prefixed UTF-8 strings.\n\n"
+     "BufferWriter(capacity=0, *, errors='strict', prefix='varint', encoding='utf-8')\n--\n\n"
+     "A growable buffer of length-prefixed UTF-8 strings.\n\n"
+     "prefix: 'varint' (default), 'zigzag', 'varint+1', 'u16be', 'i32be' or 'u32le';\n"
+     "encoding: 'utf-8' (default) or 'mutf-8' (Java's modified UTF-8).\n\n"
      "Exports a read-only buffer (memoryview(w), bytes(w)); while a view is\n"
      "alive, a write that would have to grow the buffer raises BufferError."},
     {0, NULL},

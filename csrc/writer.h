@@ -17,6 +17,8 @@ typedef struct {
     int busy;
     u8p_errors eh;
     PyObject *errors; /* the handler name (str) */
+    u8p_prefix prefix;  /* the wire-format preset of every prefixed write */
+    u8p_encoding enc;   /* utf-8 or mutf-8 */
 } WriterObject;
 
 /* Refuses a change to the writer from code that write_strings calls. */
@@ -42,5 +44,22 @@ u8p_writer_reserve(WriterObject *w, Py_ssize_t extra)
         return 0;
     return u8p_writer_grow(w, extra);
 }
+
+/*
+ * Appending records in the writer's preset (prefix= and encoding=), for any
+ * glue file (e.g. a columnar producer).  Each returns the bytes appended or
+ * -1 with an exception, and leaves the writer exactly as it was on failure;
+ * neither checks u8p_writer_check_idle (the caller does, once per call).
+ *   u8p_writer_put_str(w, obj, what)   one string: prefix + body.  obj None
+ *       writes the null marker under "varint+1" (TypeError otherwise);
+ *       `what` names the argument in a TypeError ("" for an exact str).
+ *   u8p_writer_put_body(w, p, n)       prefix(n) + n bytes already encoded.
+ *   u8p_writer_put_null(w)             the null marker (ValueError if the
+ *       preset has none).
+ * A body too long for the preset's width raises OverflowError.
+ */
+Py_ssize_t u8p_writer_put_str(WriterObject *w, PyObject *obj, const char *what);
+Py_ssize_t u8p_writer_put_body(WriterObject *w, const void *p, Py_ssize_t n);
+Py_ssize_t u8p_writer_put_null(WriterObject *w);
 
 #endif /* UTF8PFX_WRITER_H */
