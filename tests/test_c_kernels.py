@@ -87,6 +87,9 @@ def test_c_kernels(kernel_build, harness, passed):
     inc = '-DU8P_TABLES_INC="%s"' % (out / "tables.inc")
     build = _run(cc + flags + [inc, os.path.join(CDIR, harness)] + objects + ["-o", exe])
     assert build.returncode == 0, build.stderr
+    if mode == "emulated":  # nothing native may hide in an emulated pass
+        base = _run(["sh", os.path.join(CDIR, "emu", "baseline_check.sh"), exe])
+        assert base.returncode == 0, base.stdout + base.stderr
     run = _run([exe], timeout=900)
     assert run.returncode == 0, run.stdout + run.stderr
     assert passed in run.stdout, run.stdout

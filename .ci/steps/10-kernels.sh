@@ -52,7 +52,7 @@ if [ -x "$root/.venv/bin/python" ]; then
     echo "   utf8pfx.isa() = $(cd /tmp && "$root/.venv/bin/python" -c 'import utf8pfx; print(utf8pfx.isa())' 2>/dev/null || echo '?')"
 fi
 grep -h "kernel tables:" "$log/native" "$log/emu" | sed 's/^/   /' || true
-grep -h "^emulated intrinsics:" "$log/emu" | sed 's/^/   /' || true
+grep -h "^emulated intrinsics:\|^emulated build:" "$log/emu" | sort -u | sed 's/^/   /' || true
 [ -z "$emu_line" ] || echo "   $emu_line"
 # the one line: tables run natively / emulated, encode and decode together
 nat=$(sed -n 's/.*kernel tables: native:\([^;]*\);.*/\1/p' "$log/native" | tr ' ' '\n' | awk 'NF && !s[$0]++' | tr '\n' ' ' | sed 's/ *$//')

@@ -50,6 +50,7 @@ $$(VBUILD)/$(1)/%: %.c $$(VBUILD)/$(1)/tables.inc $$($(1)_OBJ) $$(HARNESS_HDR)
 	$$(CC) $$(VFLAGS) $(2) $$(INC) -DU8P_TABLES_INC='"$$(VBUILD)/$(1)/tables.inc"' $$< $$($(1)_OBJ) -o $$@
 
 $(1): $$(HARNESSES:%=$$(VBUILD)/$(1)/%)
+	$(if $(filter emu%,$(1)),sh emu/baseline_check.sh $$^,@true)
 	./$$(VBUILD)/$(1)/test_kernels
 	./$$(VBUILD)/$(1)/test_decode_kernels
 endef
