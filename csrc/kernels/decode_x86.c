@@ -321,7 +321,9 @@ emit16_512vbmi2(uint16_t *d, __m512i v, uint64_t m)
 #define DEC_SCAN_MIN 32
 #include "decode_x86_impl.h"
 
-/* a masked load makes a partial block cheap: 512-bit scans from 16 bytes */
+/* payloads under 64 bytes take AVX2's path (scan and transcode) exactly,
+ * so short strings are never slower than at the AVX2 level; from 64 bytes
+ * on the 512-bit scan (its last block a masked load) */
 #define U8P_VP u8p_v64_
 #define U8P_DN avx512_
 #define U8P_DT T_AVX512
@@ -329,8 +331,8 @@ emit16_512vbmi2(uint16_t *d, __m512i v, uint64_t m)
 #define DEC_EMIT16 emit16_512
 #define DEC_EMIT32 emit32_512
 #define DEC_NARROW(x) U8P_CAT(avx2_, x)
-#define DEC_NARROW_END 64
-#define DEC_SCAN_MIN 16
+#define DEC_NARROW_END 48
+#define DEC_SCAN_MIN 64
 #include "decode_x86_impl.h"
 
 #define U8P_VP u8p_v64_
@@ -340,8 +342,8 @@ emit16_512vbmi2(uint16_t *d, __m512i v, uint64_t m)
 #define DEC_EMIT16 emit16_512vbmi2
 #define DEC_EMIT32 emit32_512
 #define DEC_NARROW(x) U8P_CAT(avx2_, x)
-#define DEC_NARROW_END 64
-#define DEC_SCAN_MIN 16
+#define DEC_NARROW_END 48
+#define DEC_SCAN_MIN 64
 #define DEC_SCAN_AND_UCS4 0 /* avx512_scan, avx512_to_ucs4: nothing to compress */
 #include "decode_x86_impl.h"
 

@@ -43,6 +43,15 @@
         continue;                                                             \
     }
 
+/* a transcoder's start: a payload too short for this width's block loop
+ * goes to the next level before any set-up of this one */
+#define DEC_START(x)                                                          \
+    do {                                                                      \
+        if (n < DEC_END)                                                      \
+            return DEC_REST(x)(s, n, d);                                      \
+        TABLES_READY();                                                       \
+    } while (0)
+
 /* where the rest of a payload goes: the next narrower level's transcoder
  * if it is long enough for its block loop, else the scalar tail */
 #if DEC_NARROW_END
@@ -52,8 +61,10 @@
 #endif
 
 #if DEC_SCAN_AND_UCS4
-U8P_DT static u8p_dec_status
-DN(scan)(const uint8_t *s, size_t n, int allow_surr, u8p_scan_result *res)
+/* n >= DEC_SCAN_MIN (DN(scan) below); out of line so that a short payload
+ * handed to the narrower level pays for none of this one's set-up */
+__attribute__((noinline)) U8P_DT static u8p_dec_status
+DN(scan_long)(const uint8_t *s, size_t n, int allow_surr, u8p_scan_result *res)
 {
     const vec t1 = vrow(dec_t1), t2 = vrow(dec_t2), t3 = vrow(dec_t3);
     const vec nib = vset8(0x0F);
@@ -66,8 +77,6 @@ DN(scan)(const uint8_t *s, size_t n, int allow_surr, u8p_scan_result *res)
     uint8_t mx[VW], maxb = 0;
     int j, last = 0, after_ascii = 1;
 
-    if (n < DEC_SCAN_MIN)
-        return (n < 16 ? u8p_dec_scan_scalar : DEC_NARROW(scan))(s, n, allow_surr, res);
     while (!last) {
         vec in;
         /* ASCII fast path: 4 vectors a step, tried only after an ASCII
@@ -125,6 +134,14 @@ DN(scan)(const uint8_t *s, size_t n, int allow_surr, u8p_scan_result *res)
     res->err_start = res->err_end = 0;
     return U8P_DEC_OK;
 }
+
+U8P_DT static u8p_dec_status
+DN(scan)(const uint8_t *s, size_t n, int allow_surr, u8p_scan_result *res)
+{
+    if (n < DEC_SCAN_MIN)
+        return (n < 16 ? u8p_dec_scan_scalar : DEC_NARROW(scan))(s, n, allow_surr, res);
+    return DN(scan_long)(s, n, allow_surr, res);
+}
 #endif
 
 /* Code point candidates for W/2 positions of a block without 4-byte
@@ -165,7 +182,7 @@ U8P_DT static size_t
 DN(to_ucs1)(const uint8_t *s, size_t n, uint8_t *d)
 {
     size_t i = 0, k = 0;
-    TABLES_READY();
+    DEC_START(to_ucs1);
     for (; i + DEC_END <= n; i += VW) {
         vec in = vld(s + i), pv;
         uint64_t h = vmhigh(in);
@@ -191,7 +208,7 @@ DN(to_ucs2)(const uint8_t *s, size_t n, uint16_t *d)
 {
     size_t i = 0, k = 0;
     int g;
-    TABLES_READY();
+    DEC_START(to_ucs2);
     for (; i + DEC_END <= n; i += VW) {
         uint64_t keep;
         DEC_ASCII_BLOCK(vw8to16, VW / 2);
@@ -218,7 +235,7 @@ DN(to_ucs4)(const uint8_t *s, size_t n, uint32_t *d)
     const uint64_t quarter = ((uint64_t)1 << (VW / 4)) - 1;
     size_t i = 0, k = 0;
     int g;
-    TABLES_READY();
+    DEC_START(to_ucs4);
     for (; i + DEC_END <= n; i += VW) {
         uint64_t h, keep, leads;
         DEC_ASCII_BLOCK(vw8to32, VW / 4);
@@ -250,6 +267,7 @@ DN(to_ucs4)(const uint8_t *s, size_t n, uint32_t *d)
 #undef DEC_END
 #undef DEC_REST
 #undef DEC_ASCII_BLOCK
+#undef DEC_START
 #undef DN
 /* the parameters: the next instantiation defines its own */
 #undef U8P_VP

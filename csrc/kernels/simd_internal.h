@@ -37,7 +37,10 @@
 #endif
 
 #if U8P_X86_SIMD
-/* The AVX2 encoders, reused by the AVX-512 table on CPUs without VBMI2. */
+/* The AVX2 kernels, which the AVX-512 table uses where they are faster. */
+size_t u8p_avx2_len_ucs1(const uint8_t *src, size_t n);
+size_t u8p_avx2_len_ucs2(const uint16_t *src, size_t n, size_t *nsurr);
+size_t u8p_avx2_len_ucs4(const uint32_t *src, size_t n, size_t *nsurr);
 size_t u8p_avx2_enc_ucs1(const uint8_t *src, size_t n, uint8_t *dst);
 size_t u8p_avx2_enc_ucs2(const uint16_t *src, size_t n, uint8_t *dst, size_t *done);
 size_t u8p_avx2_enc_ucs4(const uint32_t *src, size_t n, uint8_t *dst, size_t *done);
@@ -63,8 +66,11 @@ enum u8p_x86_k {
 };
 extern U8P_ALIGN32 const u8p_v256 u8p_x86_k[U8P_K_COUNT];
 
-/* AVX-512 with VBMI2 (vpcompressb) encoders: reached through
- * u8p_kernels_variants only (slower than AVX2's on AMD Zen 4). */
+/* AVX-512 with VBMI2 (vpcompressb): the level's table on such CPUs mixes
+ * VBMI2 and AVX2 encoders by input size; the all-VBMI2 table is reached
+ * through u8p_kernels_variants only (for tests: slower than AVX2's on long
+ * strings, AMD Zen 4). */
+extern const u8p_kernels u8p_kernels_avx512_mixed;
 extern const u8p_kernels u8p_kernels_avx512_vbmi2;
 /* whether the CPU (and OS) can run the AVX-512 level with VBMI2 */
 int u8p_x86_has_vbmi2(void);

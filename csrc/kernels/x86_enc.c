@@ -44,23 +44,17 @@
 #define U8P_SSE_MIN_UNITS_UCS4 48
 #endif
 #define ENC_MIN_UCS4 U8P_SSE_MIN_UNITS_UCS4
+#define ENC_TABLE u8p_kernels_sse
+#define ENC_NAME "sse"
 #include "x86_enc_impl.h"
 
 #define U8P_VP u8p_v32_
 #define U8P_EN u8p_avx2_
 #define U8P_ET __attribute__((target("avx2,popcnt")))
 #define ENC_MIN_UCS4 U8P_SIMD_MIN_UNITS
+#define ENC_TABLE u8p_kernels_avx2
+#define ENC_NAME "avx2"
 #include "x86_enc_impl.h"
-
-const u8p_kernels u8p_kernels_sse = {
-    "sse",               u8p_sse_len_ucs1, u8p_sse_len_ucs2, u8p_sse_len_ucs4,
-    u8p_sse_enc_ucs1,    u8p_sse_enc_ucs2, u8p_sse_enc_ucs4,
-};
-
-const u8p_kernels u8p_kernels_avx2 = {
-    "avx2",            u8p_avx2_len_ucs1, u8p_avx2_len_ucs2, u8p_avx2_len_ucs4,
-    u8p_avx2_enc_ucs1, u8p_avx2_enc_ucs2, u8p_avx2_enc_ucs4,
-};
 
 #else /* !U8P_X86_SIMD */
 typedef int u8p_x86_enc_empty; /* ISO C forbids an empty file */

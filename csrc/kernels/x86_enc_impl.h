@@ -9,9 +9,11 @@
  *   U8P_ET          their target attribute; EN_INL the same plus
  *                   always_inline (block steps: gcc would otherwise call
  *                   the bigger ones out of line)
- *                   (the encoders are external: x86_avx512.c uses AVX2's)
+ *                   (the length and encode kernels are external:
+ *                   x86_avx512.c uses AVX2's)
  *   ENC_MIN_UCS4    below this many units enc_ucs4 hands the whole input to
  *                   the scalar loop
+ *   ENC_TABLE, ENC_NAME  the u8p_kernels table made of them, its name
  *
  * Vocabulary: a vector holds UPV UCS2 units (16-bit lanes) or QPV UCS4
  * units; blocks are 16 units at every width (SSE: 2 vectors of UCS2,
@@ -38,7 +40,7 @@
 
 /* ---------------------------------------------------------------- lengths */
 
-U8P_ET static size_t
+U8P_ET size_t
 EN(len_ucs1)(const uint8_t *src, size_t n)
 {
     size_t i = 0, high = 0;
@@ -54,7 +56,7 @@ EN(len_ucs1)(const uint8_t *src, size_t n)
     return i + high + u8p_scalar_len_ucs1(src + i, n - i);
 }
 
-U8P_ET static size_t
+U8P_ET size_t
 EN(len_ucs2)(const uint16_t *src, size_t n, size_t *nsurr)
 {
     const vec zero = vzero();
@@ -80,7 +82,7 @@ EN(len_ucs2)(const uint16_t *src, size_t n, size_t *nsurr)
     return 3 * i - lt + tlen;
 }
 
-U8P_ET static size_t
+U8P_ET size_t
 EN(len_ucs4)(const uint32_t *src, size_t n, size_t *nsurr)
 {
     const vec zero = vzero();
@@ -572,6 +574,11 @@ EN(enc_ucs4)(const uint32_t *src, size_t n, uint8_t *dst, size_t *done)
     return (size_t)(d - dst) + w;
 }
 
+const u8p_kernels ENC_TABLE = {
+    ENC_NAME,       EN(len_ucs1), EN(len_ucs2), EN(len_ucs4),
+    EN(enc_ucs1),   EN(enc_ucs2), EN(enc_ucs4),
+};
+
 #undef ENC_AT1
 #undef ENC_SCAN_LOOP
 #undef SURR16
@@ -589,3 +596,5 @@ EN(enc_ucs4)(const uint32_t *src, size_t n, uint8_t *dst, size_t *done)
 #undef U8P_EN
 #undef U8P_ET
 #undef ENC_MIN_UCS4
+#undef ENC_TABLE
+#undef ENC_NAME

@@ -10,8 +10,9 @@
  *
  *   native build      each table whose instruction sets this CPU has (from
  *                     the table's name: sse, avx2, avx512, vbmi, vbmi2,
- *                     neon; a name part it does not know keeps the table
- *                     out, reported as "not run");
+ *                     neon), and each table dispatch offers on this CPU
+ *                     (u8p_kernels_variants); any other is reported as
+ *                     "not run";
  *   emulated build    (-DU8P_EMULATED, kernels compiled against SIMDe via
  *                     tests/c/emu) every table: none needs the CPU to have
  *                     anything beyond baseline x86-64.
@@ -124,6 +125,29 @@ tt_short(const char *sym)
 #undef U8P_DEC_TABLE
 #endif
 
+/* Whether dispatch offers this table on this CPU for some level (its own
+ * CPU check says the table can run here), as the level's table or one of
+ * its variants: a table named for features tt_cpu_has_part does not know
+ * (avx512_mixed, say) still runs natively wherever dispatch would use it. */
+static inline int
+tt_dispatch_offers(int enc, const void *table)
+{
+    int lvl, j, nv = 0;
+    const void *v[8];
+    for (lvl = 0; lvl < U8P_ISA_COUNT; lvl++) {
+        if (enc)
+            nv = u8p_kernels_variants((u8p_isa)lvl, (const u8p_kernels **)v, 8);
+#ifdef U8P_WANT_DEC
+        else
+            nv = u8p_dec_kernels_variants((u8p_isa)lvl, (const u8p_dec_kernels **)v, 8);
+#endif
+        for (j = 0; j < nv; j++)
+            if (v[j] == table)
+                return 1;
+    }
+    return 0;
+}
+
 /* Rank for the printed order: the dispatch level of the name's first part. */
 static inline int
 tt_rank(const char *sym)
@@ -171,8 +195,9 @@ tt_collect(int enc, tt_entry *out)
 #ifdef U8P_EMULATED
             out[n].run = 1;
             (void)tt_cpu_has;
+            (void)tt_dispatch_offers;
 #else
-            out[n].run = tt_cpu_has(all[i].sym);
+            out[n].run = tt_cpu_has(all[i].sym) || tt_dispatch_offers(enc, all[i].table);
 #endif
             n++;
         }
@@ -182,6 +207,7 @@ tt_collect(int enc, tt_entry *out)
      * the one it picks; AVX-512 also has its VBMI2 variant) */
     (void)tt_cpu_has;
     (void)tt_rank;
+    (void)tt_dispatch_offers;
     for (i = 0; i < U8P_ISA_COUNT; i++) {
         const void *v[4];
         int nv = 0, j;
