@@ -275,26 +275,44 @@ EN(enc4)(vec a, vec b, uint8_t *d)
     return n2 + u8p_len4n[x3];
 }
 
+/* UPV surrogate-free code points < 0x10000 in the 16-bit lanes of w16 ->
+ * their UTF-8 at d.  The branches test probe (w16 itself, or the UCS4
+ * vectors it was narrowed from, against the same thresholds in 32-bit
+ * lanes), which is ready before the narrowing: mixed text mispredicts
+ * these branches, and the earlier they resolve the less that costs. */
+EN_INL static inline size_t
+EN(ladder)(vec w16, vec probe, vec not7f, vec not7ff, uint8_t *d)
+{
+    if (vtestz(probe, not7f)) {
+        vsthalf(d, vnarrow16(w16));
+        return UPV;
+    }
+    if (vtestz(probe, not7ff))
+        return EN(enc2)(w16, d);
+    return EN(enc3)(w16, d);
+}
+
 /* UPV surrogate-free UCS2 units -> their UTF-8 at d */
 EN_INL static inline size_t
 EN(ucs2v)(vec v, uint8_t *d)
 {
-    if (vtestz(v, vk(HFF80))) {
-        vsthalf(d, vnarrow16(v));
-        return UPV;
-    }
-    if (vtestz(v, vk(HF800)))
-        return EN(enc2)(v, d);
-    return EN(enc3)(v, d);
+    return EN(ladder)(v, v, vk(HFF80), vk(HF800), d);
 }
 
-/* UPV surrogate-free UCS4 units in a, b -> their UTF-8 at d; narrowed to
- * UCS2 when they allow it (values < 0x10000 survive the saturating pack) */
+/* UPV surrogate-free UCS4 units in a, b below U+10000 -> their UTF-8 at d
+ * (narrowed: values < 0x10000 survive the saturating pack) */
+EN_INL static inline size_t
+EN(ucs4bmp)(vec a, vec b, uint8_t *d)
+{
+    return EN(ladder)(vpack32to16(a, b), vor(a, b), vk(WNOT7F), vk(WNOT7FF), d);
+}
+
+/* UPV surrogate-free UCS4 units in a, b -> their UTF-8 at d */
 EN_INL static inline size_t
 EN(ucs4v)(vec a, vec b, uint8_t *d)
 {
     if (vtestz(vor(a, b), vk(WNOTFFFF)))
-        return EN(ucs2v)(vpack32to16(a, b), d);
+        return EN(ucs4bmp)(a, b, d);
     return EN(enc4)(a, b, d);
 }
 
@@ -309,26 +327,36 @@ EN(ucs2x16)(const uint16_t *p, uint8_t *d)
     return o;
 }
 
-/* (loaded again from p: kept in registers, the 128-bit kernel's 4
- * vectors a block made gcc spill on emoji text) */
+/* A 16-unit block of surrogate-free UCS4 units in v (QPV a vector) ->
+ * UTF-8 at d. */
 EN_INL static inline size_t
-EN(ucs4x16)(const uint32_t *p, uint8_t *d)
+EN(ucs4x16)(const vec *v, uint8_t *d)
 {
     vec any = vzero();
     size_t o = 0;
     int j;
-    for (j = 0; j < 16; j += QPV)
-        any = vor(any, vld(p + j));
+    for (j = 0; j < 16 / QPV; j++)
+        any = vor(any, v[j]);
     if (!vtestz(any, vk(WNOTFFFF))) {
         /* astral code points about: the general step, one predictable
          * branch instead of the ladder's */
-        for (j = 0; j < 16; j += UPV)
-            o += EN(enc4)(vld(p + j), vld(p + j + QPV), d + o);
+        for (j = 0; j < 16 / QPV; j += 2)
+            o += EN(enc4)(v[j], v[j + 1], d + o);
         return o;
     }
-    for (j = 0; j < 16; j += UPV)
-        o += EN(ucs4v)(vld(p + j), vld(p + j + QPV), d + o);
+    for (j = 0; j < 16 / QPV; j += 2)
+        o += EN(ucs4bmp)(v[j], v[j + 1], d + o);
     return o;
+}
+
+EN_INL static inline size_t
+EN(ucs4x16p)(const uint32_t *p, uint8_t *d)
+{
+    vec v[16 / QPV];
+    int j;
+    for (j = 0; j < 16 / QPV; j++)
+        v[j] = vld(p + j * QPV);
+    return EN(ucs4x16)(v, d);
 }
 
 /* surrogate lanes of v (16- or 32-bit) */
@@ -546,24 +574,28 @@ EN(enc_ucs4)(const uint32_t *src, size_t n, uint8_t *dst, size_t *done)
 {
     uint8_t *d = dst;
     size_t i = 0, lim, k, w;
-    int stopped = 0;
-    vec v[16 / QPV];
+    int stopped = 0, j;
+    vec v[16 / QPV], nv[16 / QPV];
     if (n < ENC_MIN_UCS4)
         return u8p_scalar_enc_ucs4(src, n, dst, done);
     if (n < ENC_NEED)
         return EN(part)(src, n, dst, done, 1, 1);
     /* Main loop: block i is encoded once the next 16 units are known
      * surrogate-free, which keeps its stores inside dst; no scan. */
-    if (n >= 32) {
-        if (!EN(ld_surr)(src, v, 1)) {
-            while (i + 32 <= n && !EN(ld_surr)(src + i + 16, v, 1)) {
-                d += EN(ucs4x16)(src + i, d);
-                i += 16;
-            }
+    if (n >= 32 && !EN(ld_surr)(src, v, 1)) {
+        /* the block stays in registers where it fits in two (256-bit);
+         * with four (128-bit) gcc spilled them, so it is loaded again */
+        while (i + 32 <= n && !EN(ld_surr)(src + i + 16, nv, 1)) {
+            if (16 / QPV > 2)
+                EN(ld_surr)(src + i, v, 1);
+            d += EN(ucs4x16)(v, d);
+            for (j = 0; j < 16 / QPV; j++)
+                v[j] = nv[j];
+            i += 16;
         }
     }
     /* The rest, with the surrogate scan. */
-    ENC_SCAN_LOOP(EN(scan_surr32), EN(ucs4x16));
+    ENC_SCAN_LOOP(EN(scan_surr32), EN(ucs4x16p));
     /* [i, lim) is surrogate-free and shorter than ENC_NEED */
     if (lim - i >= ENC_TAIL_MIN) {
         d += EN(part)(src + i, lim - i, d, &k, 1, 0);
