@@ -38,8 +38,12 @@
 #define U8P_ET __attribute__((target("sse4.1,popcnt")))
 /* UCS4 text always holds astral code points, and the 128-bit 4-byte steps
  * lose to the scalar loop on short emoji-rich strings (Zen 3, random emoji
- * positions: 48 vs 26 ns at 30 units, 70 vs 51 at 64) */
-#define ENC_MIN_UCS4 48
+ * positions: 48 vs 26 ns at 30 units, 70 vs 51 at 64); a knob, so that
+ * tests/c's *-small builds can run the SIMD code at every length */
+#ifndef U8P_SSE_MIN_UNITS_UCS4
+#define U8P_SSE_MIN_UNITS_UCS4 48
+#endif
+#define ENC_MIN_UCS4 U8P_SSE_MIN_UNITS_UCS4
 #define ENC_TABLE u8p_kernels_sse
 #define ENC_NAME "sse"
 #include "x86_enc_impl.h"
