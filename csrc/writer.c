@@ -318,7 +318,7 @@ Writer_write_strings(WriterObject *self, PyObject *items)
     /* an Arrow column (pyarrow, polars, ...): its UTF-8 is copied, no str made */
     if (!PyList_CheckExact(items) && !PyTuple_CheckExact(items) &&
         u8p_is_arrow_exporter(items))
-        return u8p_writer_write_arrow_obj(self, items, 0);
+        return u8p_writer_write_arrow_obj(self, items, -1);
     self->busy = 1;
 
     if (PyList_CheckExact(items) || PyTuple_CheckExact(items)) {

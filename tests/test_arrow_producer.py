@@ -200,7 +200,7 @@ def test_surrogatepass_keeps_encoded_surrogates():
 
 def test_nulls_argument():
     p = utf8([b"a"])
-    with pytest.raises(ValueError, match="'error', 'skip' or 'empty'"):
+    with pytest.raises(ValueError, match="'error', 'skip', 'empty' or 'null'"):
         BufferWriter().write_arrow(p, nulls="zero")
     with pytest.raises(TypeError):
         BufferWriter().write_arrow(p, nulls=None)
