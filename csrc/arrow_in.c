@@ -1119,9 +1119,9 @@ u8p_writer_write_arrow(WriterObject *w, PyObject *const *args, Py_ssize_t nargs,
             nulls_obj = args[nargs + i];
         }
     }
-    if (nulls_obj != NULL) {
+    if (nulls_obj != NULL && nulls_obj != Py_None) {
         if (!PyUnicode_Check(nulls_obj)) {
-            PyErr_Format(PyExc_TypeError, "write_arrow() nulls must be str, not %.200s",
+            PyErr_Format(PyExc_TypeError, "write_arrow() nulls must be str or None, not %.200s",
                          Py_TYPE(nulls_obj)->tp_name);
             return NULL;
         }
