@@ -3,11 +3,13 @@
  * without a Python str per value, through the Arrow C data interface
  * (arrow.h: the published ABI, read directly; no run-time dependency).
  *
- * In:  BufferWriter.write_arrow(array, /, *, nulls="error") takes any object
+ * In:  BufferWriter.write_arrow(array, /, *, nulls=None) takes any object
  *      with __arrow_c_array__ (one array) or __arrow_c_stream__ (chunks) of
  *      type utf8 ("u"), large_utf8 ("U") or string_view ("vu"), and writes
- *      each value's prefix and bytes.  write_strings() hands such objects
- *      (other than list/tuple) here with nulls="error".
+ *      each value's prefix and bytes in the writer's preset (nulls=None:
+ *      varint+1's null marker under that preset, else "error"; MUTF-8
+ *      writers convert row by row).  write_strings() hands such objects
+ *      (other than list/tuple) here with the default.
  *        - All or nothing: every check runs before a byte is written; a
  *          stream's chunks are written one by one and the writer's length
  *          goes back to where the call started on any failure.
@@ -32,7 +34,9 @@
  *        - Every struct moved out of a capsule is released exactly once, on
  *          every path (arrays after their chunk is written or refused).
  * Out: BufferReader.read_strings_arrow(n=-1) and decode_arrow(data, /,
- *      errors="strict") return an ArrowUtf8Array: offsets and values built
+ *      errors="strict", *, prefix=, encoding=) return an ArrowUtf8Array
+ *      (varint+1 null markers as nulls; MUTF-8 narrowed to UTF-8 row by
+ *      row): offsets and values built
  *      straight from the records (lengths walked and bounds-checked before
  *      anything is allocated, payloads copied once, the values validated as
  *      one range), exported by __arrow_c_array__ / __arrow_c_stream__ /

@@ -341,6 +341,74 @@ view_fast(const struct ArrowArray *a, int64_t i, const uint8_t **p, Py_ssize_t *
     *over = (int64_t)off + 32 <= ((const int64_t *)a->buffers[a->n_buffers - 1])[idx];
 }
 
+/*
+ * Pass 2 of a utf8 / large_utf8 chunk (and of a string_view one, below):
+ * writes every record at dst, scanning the runs; returns the end, *ok
+ * whether all was valid.  Forced inline and called with a constant preset
+ * for "varint", so the default keeps its one-byte moves with no switch in
+ * the loop (the preset is a parameter, not a load the byte stores alias).
+ */
+#if defined(_MSC_VER)
+#define AW_INLINE static __forceinline
+#elif defined(__GNUC__) || defined(__clang__)
+#define AW_INLINE static inline __attribute__((always_inline))
+#else
+#define AW_INLINE static inline
+#endif
+
+AW_INLINE uint8_t *
+fused_offsets(u8p_prefix pf, nulls_rule nulls, int allow_surrogates, const uint8_t *validity,
+              const void *offsets, int large, const uint8_t *values, int64_t base, int64_t len,
+              int64_t last, uint8_t *dst, int slack, int *ok)
+{
+    int64_t i;
+    seg_state g;
+    g.run = dst;
+    g.ok = 1;
+    g.allow_surrogates = allow_surrogates;
+    for (i = 0; i < len; i++) {
+        int64_t s, e;
+        if (!row_valid(validity, base + i)) {
+            if (nulls >= NULLS_EMPTY)
+                dst = seg_put_null(&g, pf, nulls, dst);
+            continue;
+        }
+        s = offset_at(offsets, large, base + i);
+        e = offset_at(offsets, large, base + i + 1);
+        dst = seg_put(&g, pf, dst, values + s, (Py_ssize_t)(e - s), slack && s + 32 <= last);
+    }
+    seg_scan(&g, dst);
+    *ok = g.ok;
+    return dst;
+}
+
+AW_INLINE uint8_t *
+fused_views(u8p_prefix pf, nulls_rule nulls, int allow_surrogates, const uint8_t *validity,
+            const struct ArrowArray *a, uint8_t *dst, int slack, int *ok)
+{
+    int64_t i;
+    seg_state g;
+    const uint8_t *p;
+    Py_ssize_t n;
+    int room;
+    const int64_t len = a->length, base = a->offset;
+    g.run = dst;
+    g.ok = 1;
+    g.allow_surrogates = allow_surrogates;
+    for (i = 0; i < len; i++) {
+        if (!row_valid(validity, base + i)) {
+            if (nulls >= NULLS_EMPTY)
+                dst = seg_put_null(&g, pf, nulls, dst);
+            continue;
+        }
+        view_fast(a, i, &p, &n, &room);
+        dst = seg_put(&g, pf, dst, p, n, slack && room);
+    }
+    seg_scan(&g, dst);
+    *ok = g.ok;
+    return dst;
+}
+
 /* One utf8 / large_utf8 chunk. */
 static int
 write_offsets_chunk(const aw_ctx *c, const struct ArrowArray *a)
@@ -397,29 +465,18 @@ write_offsets_chunk(const aw_ctx *c, const struct ArrowArray *a)
 
     if (first_null < 0 && !c->mutf8) { /* pass 2: copy, validate the runs, commit */
         uint8_t *dst;
-        int slack;
-        seg_state g;
+        int slack, ok;
         if (u8p_writer_reserve(w, total) < 0)
             return -1;
         slack = w->cap - w->len >= total + 32;
-        dst = w->buf + w->len;
-        g.run = dst;
-        g.ok = 1;
-        g.allow_surrogates = c->allow_surrogates;
-        for (i = 0; i < len; i++) {
-            int64_t s, e;
-            if (!row_valid(validity, base + i)) {
-                if (WRITES_NULL(c))
-                    dst = seg_put_null(&g, c->pf, c->nulls, dst);
-                continue;
-            }
-            s = offset_at(offsets, large, base + i);
-            e = offset_at(offsets, large, base + i + 1);
-            dst = seg_put(&g, c->pf, dst, values + s, (Py_ssize_t)(e - s),
-                          slack && s + 32 <= last);
-        }
-        seg_scan(&g, dst);
-        if (g.ok) {
+        if (c->pf == U8P_PFX_VARINT)
+            dst = fused_offsets(U8P_PFX_VARINT, c->nulls, c->allow_surrogates, validity,
+                                offsets, large, values, base, len, last, w->buf + w->len,
+                                slack, &ok);
+        else
+            dst = fused_offsets(c->pf, c->nulls, c->allow_surrogates, validity, offsets,
+                                large, values, base, len, last, w->buf + w->len, slack, &ok);
+        if (ok) {
             w->len = (Py_ssize_t)(dst - w->buf);
             return 0;
         }
@@ -546,26 +603,17 @@ write_view_chunk(const aw_ctx *c, const struct ArrowArray *a)
     }
     if (first_null < 0 && !c->mutf8) { /* pass 2: copy, validate the runs, commit */
         uint8_t *dst;
-        int slack, room;
-        seg_state g;
+        int slack, ok;
         if (u8p_writer_reserve(w, total) < 0)
             return -1;
         slack = w->cap - w->len >= total + 32;
-        dst = w->buf + w->len;
-        g.run = dst;
-        g.ok = 1;
-        g.allow_surrogates = c->allow_surrogates;
-        for (i = 0; i < len; i++) {
-            if (!row_valid(validity, base + i)) {
-                if (WRITES_NULL(c))
-                    dst = seg_put_null(&g, c->pf, c->nulls, dst);
-                continue;
-            }
-            view_fast(a, i, &p, &n, &room);
-            dst = seg_put(&g, c->pf, dst, p, n, slack && room);
-        }
-        seg_scan(&g, dst);
-        if (g.ok) {
+        if (c->pf == U8P_PFX_VARINT)
+            dst = fused_views(U8P_PFX_VARINT, c->nulls, c->allow_surrogates, validity, a,
+                              w->buf + w->len, slack, &ok);
+        else
+            dst = fused_views(c->pf, c->nulls, c->allow_surrogates, validity, a,
+                              w->buf + w->len, slack, &ok);
+        if (ok) {
             w->len = (Py_ssize_t)(dst - w->buf);
             return 0;
         }
