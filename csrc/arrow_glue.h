@@ -61,6 +61,16 @@
 #include "reader.h"
 #include "writer.h"
 
+/* A loop body specialised by a constant argument (the preset, the
+ * encoding): forced inline, so each call site gets its own loop. */
+#if defined(_MSC_VER)
+#define AW_INLINE static __forceinline
+#elif defined(__GNUC__) || defined(__clang__)
+#define AW_INLINE static inline __attribute__((always_inline))
+#else
+#define AW_INLINE static inline
+#endif
+
 /* =============================================== prefix: the one place */
 
 /*

@@ -308,6 +308,31 @@ seg_put(seg_state *g, u8p_prefix pf, uint8_t *dst, const uint8_t *src, Py_ssize_
     return end;
 }
 
+/* One record of a MUTF-8 writer in the fused pass: a value without 00 or
+ * F0..FF bytes is the same in MUTF-8 (seg_put); another is validated on its
+ * own (the run split around it, as its MUTF-8 is not UTF-8), then widened
+ * in place.  m: its MUTF-8 length (aw_mutf8_size). */
+static inline uint8_t *
+seg_put_mutf8(seg_state *g, u8p_prefix pf, uint8_t *dst, const uint8_t *src, Py_ssize_t n,
+              Py_ssize_t m, int slack)
+{
+    u8p_dec_status st;
+    u8p_scan_result r;
+    uint8_t *body;
+    if (m == n)
+        return seg_put(g, pf, dst, src, n, slack);
+    seg_scan(g, dst);
+    if (!value_ok(src, n, g->allow_surrogates, &st, &r)) {
+        g->ok = 0; /* the row-by-row search finds it */
+        return dst;
+    }
+    body = dst + u8p_prefix_write(pf, dst, (uint64_t)m);
+    memcpy(body, src, (size_t)n);
+    u8p_mutf8_widen(body, (size_t)n, (size_t)m);
+    g->run = body + m;
+    return body + m;
+}
+
 static inline uint8_t *
 seg_put_null(seg_state *g, u8p_prefix pf, nulls_rule rule, uint8_t *dst)
 {
@@ -348,18 +373,10 @@ view_fast(const struct ArrowArray *a, int64_t i, const uint8_t **p, Py_ssize_t *
  * for "varint", so the default keeps its one-byte moves with no switch in
  * the loop (the preset is a parameter, not a load the byte stores alias).
  */
-#if defined(_MSC_VER)
-#define AW_INLINE static __forceinline
-#elif defined(__GNUC__) || defined(__clang__)
-#define AW_INLINE static inline __attribute__((always_inline))
-#else
-#define AW_INLINE static inline
-#endif
-
 AW_INLINE uint8_t *
-fused_offsets(u8p_prefix pf, nulls_rule nulls, int allow_surrogates, const uint8_t *validity,
-              const void *offsets, int large, const uint8_t *values, int64_t base, int64_t len,
-              int64_t last, uint8_t *dst, int slack, int *ok)
+fused_offsets(u8p_prefix pf, int mutf8, nulls_rule nulls, int allow_surrogates,
+              const uint8_t *validity, const void *offsets, int large, const uint8_t *values,
+              int64_t base, int64_t len, int64_t last, uint8_t *dst, int slack, int *ok)
 {
     int64_t i;
     seg_state g;
@@ -375,7 +392,15 @@ fused_offsets(u8p_prefix pf, nulls_rule nulls, int allow_surrogates, const uint8
         }
         s = offset_at(offsets, large, base + i);
         e = offset_at(offsets, large, base + i + 1);
-        dst = seg_put(&g, pf, dst, values + s, (Py_ssize_t)(e - s), slack && s + 32 <= last);
+        if (mutf8)
+            dst = seg_put_mutf8(&g, pf, dst, values + s, (Py_ssize_t)(e - s),
+                                aw_mutf8_size(values + s, (Py_ssize_t)(e - s)),
+                                slack && s + 32 <= last);
+        else
+            dst = seg_put(&g, pf, dst, values + s, (Py_ssize_t)(e - s),
+                          slack && s + 32 <= last);
+        if (mutf8 && !g.ok)
+            break;
     }
     seg_scan(&g, dst);
     *ok = g.ok;
@@ -383,8 +408,9 @@ fused_offsets(u8p_prefix pf, nulls_rule nulls, int allow_surrogates, const uint8
 }
 
 AW_INLINE uint8_t *
-fused_views(u8p_prefix pf, nulls_rule nulls, int allow_surrogates, const uint8_t *validity,
-            const struct ArrowArray *a, uint8_t *dst, int slack, int *ok)
+fused_views(u8p_prefix pf, int mutf8, nulls_rule nulls, int allow_surrogates,
+            const uint8_t *validity, const struct ArrowArray *a, uint8_t *dst, int slack,
+            int *ok)
 {
     int64_t i;
     seg_state g;
@@ -402,7 +428,13 @@ fused_views(u8p_prefix pf, nulls_rule nulls, int allow_surrogates, const uint8_t
             continue;
         }
         view_fast(a, i, &p, &n, &room);
-        dst = seg_put(&g, pf, dst, p, n, slack && room);
+        if (mutf8) {
+            dst = seg_put_mutf8(&g, pf, dst, p, n, aw_mutf8_size(p, n), slack && room);
+            if (!g.ok)
+                break;
+        }
+        else
+            dst = seg_put(&g, pf, dst, p, n, slack && room);
     }
     seg_scan(&g, dst);
     *ok = g.ok;
@@ -462,20 +494,41 @@ write_offsets_chunk(const aw_ctx *c, const struct ArrowArray *a)
     if (last > first && values == NULL)
         return malformed(c, "the values buffer is NULL while the offsets span %lld bytes",
                          (long long)(last - first));
+    if (c->mutf8 && first_null < 0) {
+        /* MUTF-8: the records' sizes as written (the structure is proven) */
+        total = 0;
+        for (i = 0; i < len; i++) {
+            int64_t s = offset_at(offsets, large, base + i);
+            Py_ssize_t m;
+            if (!row_valid(validity, base + i)) {
+                if (WRITES_NULL(c))
+                    total += aw_null_size(c->pf, c->nulls);
+                continue;
+            }
+            m = aw_mutf8_size(values + s, (Py_ssize_t)(offset_at(offsets, large, base + i + 1) - s));
+            if ((uint64_t)m > c->max || total > PY_SSIZE_T_MAX / 4) {
+                first_null = i; /* refused by put_row, row by row, in order */
+                over = 2;
+                break;
+            }
+            total += aw_record_size(c->pf, m);
+        }
+    }
 
-    if (first_null < 0 && !c->mutf8) { /* pass 2: copy, validate the runs, commit */
+    if (first_null < 0) { /* pass 2: copy, validate the runs, commit */
         uint8_t *dst;
         int slack, ok;
         if (u8p_writer_reserve(w, total) < 0)
             return -1;
         slack = w->cap - w->len >= total + 32;
-        if (c->pf == U8P_PFX_VARINT)
-            dst = fused_offsets(U8P_PFX_VARINT, c->nulls, c->allow_surrogates, validity,
+        if (c->pf == U8P_PFX_VARINT && !c->mutf8)
+            dst = fused_offsets(U8P_PFX_VARINT, 0, c->nulls, c->allow_surrogates, validity,
                                 offsets, large, values, base, len, last, w->buf + w->len,
                                 slack, &ok);
         else
-            dst = fused_offsets(c->pf, c->nulls, c->allow_surrogates, validity, offsets,
-                                large, values, base, len, last, w->buf + w->len, slack, &ok);
+            dst = fused_offsets(c->pf, c->mutf8, c->nulls, c->allow_surrogates, validity,
+                                offsets, large, values, base, len, last, w->buf + w->len,
+                                slack, &ok);
         if (ok) {
             w->len = (Py_ssize_t)(dst - w->buf);
             return 0;
@@ -493,14 +546,18 @@ write_offsets_chunk(const aw_ctx *c, const struct ArrowArray *a)
             break;
         }
     }
-    if (first_bad < 0 && first_null >= 0) {
-        if (over)
+    if (first_bad < 0 && first_null >= 0 && over == 2)
+        first_null = -1; /* MUTF-8 too long: put_row raises it below */
+    else if (first_bad < 0 && first_null >= 0) {
+        if (over) {
+            int64_t s = offset_at(offsets, large, base + first_null);
+            Py_ssize_t n = (Py_ssize_t)(offset_at(offsets, large, base + first_null + 1) - s);
             return too_long(c, first_null,
-                            (uint64_t)(offset_at(offsets, large, base + first_null + 1) -
-                                       offset_at(offsets, large, base + first_null)));
+                            (uint64_t)(c->mutf8 ? aw_mutf8_size(values + s, n) : n));
+        }
         return null_error(c, first_null);
     }
-    if (first_bad < 0 && !c->mutf8) {
+    if (first_bad < 0 && first_null < 0 && !over) {
         PyErr_SetString(PyExc_SystemError,
                         "utf8pfx: the run scan and the per-row scans disagree (a bug)");
         return -1;
@@ -595,23 +652,25 @@ write_view_chunk(const aw_ctx *c, const struct ArrowArray *a)
         }
         if (view_value(c, a, i, &p, &n) < 0)
             return -1;
+        if (c->mutf8)
+            n = aw_mutf8_size(p, n); /* the size as written */
         if ((uint64_t)n > c->max && first_null < 0) {
             first_null = i;
             over = 1;
         }
         total += aw_record_size(c->pf, n);
     }
-    if (first_null < 0 && !c->mutf8) { /* pass 2: copy, validate the runs, commit */
+    if (first_null < 0) { /* pass 2: copy, validate the runs, commit */
         uint8_t *dst;
         int slack, ok;
         if (u8p_writer_reserve(w, total) < 0)
             return -1;
         slack = w->cap - w->len >= total + 32;
-        if (c->pf == U8P_PFX_VARINT)
-            dst = fused_views(U8P_PFX_VARINT, c->nulls, c->allow_surrogates, validity, a,
+        if (c->pf == U8P_PFX_VARINT && !c->mutf8)
+            dst = fused_views(U8P_PFX_VARINT, 0, c->nulls, c->allow_surrogates, validity, a,
                               w->buf + w->len, slack, &ok);
         else
-            dst = fused_views(c->pf, c->nulls, c->allow_surrogates, validity, a,
+            dst = fused_views(c->pf, c->mutf8, c->nulls, c->allow_surrogates, validity, a,
                               w->buf + w->len, slack, &ok);
         if (ok) {
             w->len = (Py_ssize_t)(dst - w->buf);
@@ -630,11 +689,12 @@ write_view_chunk(const aw_ctx *c, const struct ArrowArray *a)
     if (first_bad < 0 && first_null >= 0) {
         if (over) {
             view_value(c, a, first_null, &p, &n);
-            return too_long(c, first_null, (uint64_t)n);
+            return too_long(c, first_null,
+                            (uint64_t)(c->mutf8 ? aw_mutf8_size(p, n) : n));
         }
         return null_error(c, first_null);
     }
-    if (first_bad < 0 && !c->mutf8) {
+    if (first_bad < 0) {
         PyErr_SetString(PyExc_SystemError,
                         "utf8pfx: the run scan and the per-row scans disagree (a bug)");
         return -1;

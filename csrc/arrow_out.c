@@ -665,11 +665,12 @@ earlier_utf8_error(const rd_ctx *c, Py_ssize_t start, int64_t count)
  * time where both sides have the room.  Returns the records read, or -1
  * with an exception (a bad prefix, or no memory); *bad is set when a
  * non-empty payload starts with a continuation byte (so the values, even if
- * valid as one range, are not valid record by record).
+ * valid as one range, are not valid record by record), or (mutf8) when a
+ * payload cannot be narrowed to UTF-8.
  */
-static int64_t
+AW_INLINE int64_t
 copy_records(const rd_ctx *c, Py_ssize_t *pp, int64_t count, void **offs, int64_t *ocap,
-             int large, uint8_t *values, int64_t *total, int *bad, arrow_block *b)
+             int large, uint8_t *values, int64_t *total, int *bad, arrow_block *b, int mutf8)
 {
     Py_ssize_t p = *pp, off, n;
     int k;
@@ -702,13 +703,28 @@ copy_records(const rd_ctx *c, Py_ssize_t *pp, int64_t count, void **offs, int64_
             *total = at;
             return -1 - i - 1;
         }
-        if (n <= 32 && off <= safe)
-            memcpy(values + at, c->data + off, 32);
-        else if (n)
-            memcpy(values + at, c->data + off, (size_t)n);
-        if (n)
-            cont |= (uint8_t)((c->data[off] & 0xC0) == 0x80);
-        at += n;
+        if (mutf8) {
+            /* narrowed to UTF-8 (never longer); a payload narrowing refuses
+             * (4-byte sequence, lone surrogate form, C0 not before 80)
+             * sends the whole read row by row, as invalid UTF-8 does */
+            size_t m = n ? u8p_mutf8_narrow(c->data + off, (size_t)n, values + at) : 0;
+            if (m == (size_t)-1)
+                cont = 1;
+            else {
+                if (m)
+                    cont |= (uint8_t)((values[at] & 0xC0) == 0x80);
+                at += (int64_t)m;
+            }
+        }
+        else {
+            if (n <= 32 && off <= safe)
+                memcpy(values + at, c->data + off, 32);
+            else if (n)
+                memcpy(values + at, c->data + off, (size_t)n);
+            if (n)
+                cont |= (uint8_t)((c->data[off] & 0xC0) == 0x80);
+            at += n;
+        }
         i++;
         if (large)
             ((int64_t *)*offs)[i] = at;
@@ -739,10 +755,9 @@ read_arrow(const rd_ctx *c, Py_ssize_t *pos, Py_ssize_t limit)
     int ok = 1, bad = 0, large;
     const int mutf8 = c->enc == U8P_ENC_MUTF8;
 
-    if (limit >= 0 || mutf8) {
-        /* walk 1: prefixes and bounds only; nothing allocated yet (MUTF-8:
-         * to the end too, then row by row) */
-        while (limit >= 0 ? count < limit : p < c->len) {
+    if (limit >= 0) {
+        /* walk 1: prefixes and bounds only; nothing allocated yet */
+        while (count < limit) {
             if (ar_record(c, &p, &off, &n) < 0) {
                 if (c->eh == U8P_ERR_STRICT)
                     earlier_utf8_error(c, *pos, count);
@@ -754,16 +769,6 @@ read_arrow(const rd_ctx *c, Py_ssize_t *pos, Py_ssize_t limit)
         cap = total;
         ocap = count + 1;
         large = total > large_threshold;
-        if (mutf8) {
-            b = (arrow_block *)calloc(1, sizeof *b);
-            if (b == NULL)
-                return PyErr_NoMemory();
-            b->refs = 1;
-            if (build_with_handler(c, *pos, count, b) < 0)
-                goto fail;
-            b->length = count;
-            goto done;
-        }
     }
     else {
         cap = c->len - p;
@@ -782,8 +787,12 @@ read_arrow(const rd_ctx *c, Py_ssize_t *pos, Py_ssize_t limit)
     }
     set_offset(b->offsets, large, 0, 0);
     p = *pos;
-    got = copy_records(c, &p, limit >= 0 ? count : -1, &b->offsets, &ocap, large, b->values,
-                       &total, &bad, b);
+    if (mutf8) /* a constant argument: the UTF-8 loop stays as it was */
+        got = copy_records(c, &p, limit >= 0 ? count : -1, &b->offsets, &ocap, large,
+                           b->values, &total, &bad, b, 1);
+    else
+        got = copy_records(c, &p, limit >= 0 ? count : -1, &b->offsets, &ocap, large,
+                           b->values, &total, &bad, b, 0);
     if (got < 0) { /* only when reading to the end: a bad prefix or no memory */
         if (!PyErr_ExceptionMatches(PyExc_MemoryError) && c->eh == U8P_ERR_STRICT)
             earlier_utf8_error(c, *pos, -1 - got);
@@ -807,13 +816,14 @@ read_arrow(const rd_ctx *c, Py_ssize_t *pos, Py_ssize_t limit)
     b->large = large;
     b->nvalues = total;
     /* UTF-8: the values as one range; each record starts at a code point */
-    if (total > 0) {
+    ok = !bad;
+    if (ok && total > 0) {
         u8p_scan_result r;
-        ok = !bad && u8p_D->scan(b->values, (size_t)total, 0, &r) == U8P_DEC_OK;
+        ok = u8p_D->scan(b->values, (size_t)total, 0, &r) == U8P_DEC_OK;
     }
     if (!ok) {
         Py_ssize_t q = *pos;
-        if (c->eh == U8P_ERR_STRICT) {
+        if (c->eh == U8P_ERR_STRICT && !mutf8) {
             for (i = 0; i < count; i++) {
                 u8p_dec_status st;
                 u8p_scan_result r;
@@ -837,7 +847,6 @@ read_arrow(const rd_ctx *c, Py_ssize_t *pos, Py_ssize_t limit)
         if (build_with_handler(c, *pos, count, b) < 0)
             goto fail;
     }
-done:
     b->bufs[0] = b->validity;
     b->bufs[1] = b->offsets;
     b->bufs[2] = b->values;

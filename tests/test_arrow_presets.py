@@ -355,3 +355,53 @@ def test_producer_invalid_under_handlers(pf, enc):
         w.write_arrow(utf8_arr(vals))
     assert ei.value.row == 0 and ei.value.start == 1
     assert w.getvalue() == PREFILL
+
+
+# ---------------------------- out: arbitrary payloads, differential (pyarrow)
+
+payload = st.one_of(
+    st.binary(max_size=12),
+    st.lists(st.sampled_from([b"a", b"\x00", b"\xc0\x80", b"\xc0", b"\xed\xa0\xbd",
+                              b"\xed\xb8\x80", b"\xed\xa0\x80", b"\xf0\x9f\x98\x80", b"\xc3\xa9",
+                              b"\xe6\x9d\xb1", b"\x80", b"\xff"]), max_size=6).map(b"".join))
+
+
+def _has_surrogate(items):
+    return any(s is not None and any(0xD800 <= ord(ch) <= 0xDFFF for ch in s) for s in items)
+
+
+@needs_pa
+@pytest.mark.parametrize("enc", ENCODINGS)
+@pytest.mark.parametrize("pf", ["varint", "varint+1", "u16be"])
+@pytest.mark.parametrize("errors", ["strict", "replace", "surrogateescape"])
+@given(items=st.lists(st.one_of(st.none(), payload), max_size=12))
+def test_decode_arrow_differential(pf, enc, errors, items):
+    w = BufferWriter(prefix=pf)
+    for b in items:
+        if b is None:
+            if pf == "varint+1":
+                w.write_raw(b"\x00")
+        else:
+            w.write_bytes(b)
+    blob = w.getvalue()
+    try:
+        want = decode_all(blob, errors, prefix=pf, encoding=enc)
+    except UnicodeDecodeError as e:
+        with pytest.raises(UnicodeDecodeError) as ei:
+            decode_arrow(blob, errors, prefix=pf, encoding=enc)
+        assert (ei.value.encoding, ei.value.object, ei.value.start, ei.value.end,
+                ei.value.reason) == (e.encoding, e.object, e.start, e.end, e.reason)
+        r = BufferReader(blob, errors=errors, prefix=pf, encoding=enc)
+        with pytest.raises(UnicodeDecodeError):
+            r.read_strings_arrow()
+        assert r.position == 0
+        return
+    if _has_surrogate(want):
+        with pytest.raises(ValueError, match="lone surrogates"):
+            decode_arrow(blob, errors, prefix=pf, encoding=enc)
+        return
+    got = decode_arrow(blob, errors, prefix=pf, encoding=enc)
+    arr = pa.array(got)
+    arr.validate(full=True)
+    assert arr.to_pylist() == want
+    assert got.null_count == sum(v is None for v in want)
