@@ -70,6 +70,14 @@
 #else
 #define AW_INLINE static inline
 #endif
+/* ... and each specialisation its own function (its own registers). */
+#if defined(_MSC_VER)
+#define AW_NOINLINE static __declspec(noinline)
+#elif defined(__GNUC__) || defined(__clang__)
+#define AW_NOINLINE static __attribute__((noinline))
+#else
+#define AW_NOINLINE static
+#endif
 
 /* =============================================== prefix: the one place */
 
@@ -182,18 +190,34 @@ aw_mutf8_size(const uint8_t *p, Py_ssize_t n)
 /* Parses one record at *pos: payload [*off, *off + *n); *pos moves past it.
  * Returns 1 for a record, 0 for the null marker (varint+1; *n = 0), or -1
  * with ValueError naming the offset on a bad prefix (as u8p_rd_record). */
-static inline int
-ar_record(const rd_ctx *c, Py_ssize_t *pos, Py_ssize_t *off, Py_ssize_t *n)
+AW_INLINE int
+ar_record_pf(const rd_ctx *c, u8p_prefix pf, Py_ssize_t *pos, Py_ssize_t *off, Py_ssize_t *n)
 {
     Py_ssize_t p = *pos;
-    if (c->prefix == U8P_PFX_VARINT && p < c->len && c->data[p] < 0x80 &&
+    if (pf == U8P_PFX_VARINT && p < c->len && c->data[p] < 0x80 &&
         c->data[p] < c->len - p) {
         *off = p + 1;
         *n = c->data[p];
         *pos = p + 1 + *n;
         return 1;
     }
-    return u8p_rd_record(c, pos, off, n, "string");
+    {
+        /* through temporaries: the caller's variables never have their
+         * address taken, so they stay in registers in its loop */
+        Py_ssize_t q = p, o = 0, m = 0;
+        int k = u8p_rd_record(c, &q, &o, &m, "string");
+        *pos = q;
+        *off = o;
+        *n = m;
+        return k;
+    }
+}
+
+/* The same with the context's preset (pf above: a constant in hot loops). */
+static inline int
+ar_record(const rd_ctx *c, Py_ssize_t *pos, Py_ssize_t *off, Py_ssize_t *n)
+{
+    return ar_record_pf(c, c->prefix, pos, off, n);
 }
 
 /* ================================================== shared error helpers */

@@ -441,6 +441,40 @@ fused_views(u8p_prefix pf, int mutf8, nulls_rule nulls, int allow_surrogates,
     return dst;
 }
 
+AW_NOINLINE uint8_t *
+fused_offsets_varint(nulls_rule nulls, int allow_surrogates, const uint8_t *validity,
+                     const void *offsets, int large, const uint8_t *values, int64_t base,
+                     int64_t len, int64_t last, uint8_t *dst, int slack, int *ok)
+{
+    return fused_offsets(U8P_PFX_VARINT, 0, nulls, allow_surrogates, validity, offsets, large,
+                         values, base, len, last, dst, slack, ok);
+}
+
+AW_NOINLINE uint8_t *
+fused_offsets_any(u8p_prefix pf, int mutf8, nulls_rule nulls, int allow_surrogates,
+                  const uint8_t *validity, const void *offsets, int large,
+                  const uint8_t *values, int64_t base, int64_t len, int64_t last, uint8_t *dst,
+                  int slack, int *ok)
+{
+    return fused_offsets(pf, mutf8, nulls, allow_surrogates, validity, offsets, large, values,
+                         base, len, last, dst, slack, ok);
+}
+
+AW_NOINLINE uint8_t *
+fused_views_varint(nulls_rule nulls, int allow_surrogates, const uint8_t *validity,
+                   const struct ArrowArray *a, uint8_t *dst, int slack, int *ok)
+{
+    return fused_views(U8P_PFX_VARINT, 0, nulls, allow_surrogates, validity, a, dst, slack, ok);
+}
+
+AW_NOINLINE uint8_t *
+fused_views_any(u8p_prefix pf, int mutf8, nulls_rule nulls, int allow_surrogates,
+                const uint8_t *validity, const struct ArrowArray *a, uint8_t *dst, int slack,
+                int *ok)
+{
+    return fused_views(pf, mutf8, nulls, allow_surrogates, validity, a, dst, slack, ok);
+}
+
 /* One utf8 / large_utf8 chunk. */
 static int
 write_offsets_chunk(const aw_ctx *c, const struct ArrowArray *a)
@@ -522,13 +556,12 @@ write_offsets_chunk(const aw_ctx *c, const struct ArrowArray *a)
             return -1;
         slack = w->cap - w->len >= total + 32;
         if (c->pf == U8P_PFX_VARINT && !c->mutf8)
-            dst = fused_offsets(U8P_PFX_VARINT, 0, c->nulls, c->allow_surrogates, validity,
-                                offsets, large, values, base, len, last, w->buf + w->len,
-                                slack, &ok);
+            dst = fused_offsets_varint(c->nulls, c->allow_surrogates, validity, offsets, large,
+                                       values, base, len, last, w->buf + w->len, slack, &ok);
         else
-            dst = fused_offsets(c->pf, c->mutf8, c->nulls, c->allow_surrogates, validity,
-                                offsets, large, values, base, len, last, w->buf + w->len,
-                                slack, &ok);
+            dst = fused_offsets_any(c->pf, c->mutf8, c->nulls, c->allow_surrogates, validity,
+                                    offsets, large, values, base, len, last, w->buf + w->len,
+                                    slack, &ok);
         if (ok) {
             w->len = (Py_ssize_t)(dst - w->buf);
             return 0;
@@ -667,11 +700,11 @@ write_view_chunk(const aw_ctx *c, const struct ArrowArray *a)
             return -1;
         slack = w->cap - w->len >= total + 32;
         if (c->pf == U8P_PFX_VARINT && !c->mutf8)
-            dst = fused_views(U8P_PFX_VARINT, 0, c->nulls, c->allow_surrogates, validity, a,
-                              w->buf + w->len, slack, &ok);
+            dst = fused_views_varint(c->nulls, c->allow_surrogates, validity, a,
+                                     w->buf + w->len, slack, &ok);
         else
-            dst = fused_views(c->pf, c->mutf8, c->nulls, c->allow_surrogates, validity, a,
-                              w->buf + w->len, slack, &ok);
+            dst = fused_views_any(c->pf, c->mutf8, c->nulls, c->allow_surrogates, validity, a,
+                                  w->buf + w->len, slack, &ok);
         if (ok) {
             w->len = (Py_ssize_t)(dst - w->buf);
             return 0;

@@ -549,7 +549,7 @@ build_with_handler(const rd_ctx *c, Py_ssize_t start, int64_t count, arrow_block
         if (c->enc == U8P_ENC_MUTF8)
             m = mutf8_to_utf8(c->data + off, n, vals + used);
         else if (value_ok(c->data + off, n, 0, &st, &r)) {
-            if (n)
+            if (n > 0)
                 memcpy(vals + used, c->data + off, (size_t)n);
             m = n;
         }
@@ -670,7 +670,8 @@ earlier_utf8_error(const rd_ctx *c, Py_ssize_t start, int64_t count)
  */
 AW_INLINE int64_t
 copy_records(const rd_ctx *c, Py_ssize_t *pp, int64_t count, void **offs, int64_t *ocap,
-             int large, uint8_t *values, int64_t *total, int *bad, arrow_block *b, int mutf8)
+             int large, uint8_t *values, int64_t *total, int *bad, arrow_block *b, int mutf8,
+             u8p_prefix pf)
 {
     Py_ssize_t p = *pp, off, n;
     int k;
@@ -680,7 +681,7 @@ copy_records(const rd_ctx *c, Py_ssize_t *pp, int64_t count, void **offs, int64_
     for (;;) {
         if (count >= 0 ? i >= count : p >= c->len)
             break;
-        if ((k = ar_record(c, &p, &off, &n)) < 0) {
+        if ((k = ar_record_pf(c, pf, &p, &off, &n)) < 0) {
             *pp = p;
             *total = at;
             return -1 - i;
@@ -688,7 +689,8 @@ copy_records(const rd_ctx *c, Py_ssize_t *pp, int64_t count, void **offs, int64_
         if (count < 0 && i + 1 >= *ocap) {
             int64_t nc = *ocap * 2;
             void *no = realloc(*offs, (size_t)nc * (large ? 8 : 4));
-            if (no == NULL || grow_bitmap(&b->validity, *ocap, nc) < 0) {
+            if (no == NULL ||
+                (u8p_prefix_has_null(pf) && grow_bitmap(&b->validity, *ocap, nc) < 0)) {
                 if (no == NULL)
                     PyErr_NoMemory();
                 else
@@ -699,7 +701,9 @@ copy_records(const rd_ctx *c, Py_ssize_t *pp, int64_t count, void **offs, int64_
             *offs = no;
             *ocap = nc;
         }
-        if (k == 0 && mark_null(&b->validity, *ocap, i, &b->null_count) < 0) {
+        /* (a constant false but for varint+1: no null test in the others' loops) */
+        if (u8p_prefix_has_null(pf) && k == 0 &&
+            mark_null(&b->validity, *ocap, i, &b->null_count) < 0) {
             *total = at;
             return -1 - i - 1;
         }
@@ -736,6 +740,19 @@ copy_records(const rd_ctx *c, Py_ssize_t *pp, int64_t count, void **offs, int64_
     *bad = cont;
     return i;
 }
+
+/* One out-of-line function per specialisation (its own registers). */
+#define COPY_RECORDS_AS(NAME, MUTF8, PF)                                                     \
+    AW_NOINLINE int64_t NAME(const rd_ctx *c, Py_ssize_t *pp, int64_t count, void **offs,     \
+                             int64_t *ocap, int large, uint8_t *values, int64_t *total,      \
+                             int *bad, arrow_block *b)                                       \
+    {                                                                                        \
+        return copy_records(c, pp, count, offs, ocap, large, values, total, bad, b, MUTF8,   \
+                            PF);                                                             \
+    }
+COPY_RECORDS_AS(copy_records_varint, 0, U8P_PFX_VARINT)
+COPY_RECORDS_AS(copy_records_any, 0, c->prefix)
+COPY_RECORDS_AS(copy_records_mutf8, 1, c->prefix)
 
 /*
  * Reads `limit` records (all when < 0) at *pos into a new ArrowUtf8Array;
@@ -787,12 +804,11 @@ read_arrow(const rd_ctx *c, Py_ssize_t *pos, Py_ssize_t limit)
     }
     set_offset(b->offsets, large, 0, 0);
     p = *pos;
-    if (mutf8) /* a constant argument: the UTF-8 loop stays as it was */
-        got = copy_records(c, &p, limit >= 0 ? count : -1, &b->offsets, &ocap, large,
-                           b->values, &total, &bad, b, 1);
-    else
-        got = copy_records(c, &p, limit >= 0 ? count : -1, &b->offsets, &ocap, large,
-                           b->values, &total, &bad, b, 0);
+    /* constant arguments: the default (varint, UTF-8) loop has no switch */
+    got = (mutf8                             ? copy_records_mutf8
+           : c->prefix == U8P_PFX_VARINT ? copy_records_varint
+                                         : copy_records_any)(
+        c, &p, limit >= 0 ? count : -1, &b->offsets, &ocap, large, b->values, &total, &bad, b);
     if (got < 0) { /* only when reading to the end: a bad prefix or no memory */
         if (!PyErr_ExceptionMatches(PyExc_MemoryError) && c->eh == U8P_ERR_STRICT)
             earlier_utf8_error(c, *pos, -1 - got);
