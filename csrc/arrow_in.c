@@ -442,15 +442,6 @@ fused_views(u8p_prefix pf, int mutf8, nulls_rule nulls, int allow_surrogates,
 }
 
 AW_NOINLINE uint8_t *
-fused_offsets_varint(nulls_rule nulls, int allow_surrogates, const uint8_t *validity,
-                     const void *offsets, int large, const uint8_t *values, int64_t base,
-                     int64_t len, int64_t last, uint8_t *dst, int slack, int *ok)
-{
-    return fused_offsets(U8P_PFX_VARINT, 0, nulls, allow_surrogates, validity, offsets, large,
-                         values, base, len, last, dst, slack, ok);
-}
-
-AW_NOINLINE uint8_t *
 fused_offsets_any(u8p_prefix pf, int mutf8, nulls_rule nulls, int allow_surrogates,
                   const uint8_t *validity, const void *offsets, int large,
                   const uint8_t *values, int64_t base, int64_t len, int64_t last, uint8_t *dst,
@@ -473,6 +464,49 @@ fused_views_any(u8p_prefix pf, int mutf8, nulls_rule nulls, int allow_surrogates
                 int *ok)
 {
     return fused_views(pf, mutf8, nulls, allow_surrogates, validity, a, dst, slack, ok);
+}
+
+/* Pass 1 of a utf8 / large_utf8 chunk: the structure, the first null (or
+ * value too long for the preset: *over), the bytes the records take.
+ * Forced inline with a constant preset for "varint" (never too long). */
+AW_INLINE int
+size_offsets(const aw_ctx *c, u8p_prefix pf, const uint8_t *validity, const void *offsets,
+             int large, int64_t base, int64_t len, Py_ssize_t *ptotal, int64_t *pfirst_null,
+             int *pover)
+{
+    int64_t i, first_null = -1;
+    Py_ssize_t total = 0;
+    int over = 0;
+    for (i = 0; i < len; i++) {
+        int64_t s = offset_at(offsets, large, base + i);
+        int64_t e = offset_at(offsets, large, base + i + 1);
+        if (e < s)
+            return malformed(c, "offsets decrease at row %lld: offset[%lld]=%lld > "
+                                "offset[%lld]=%lld",
+                             (long long)(c->row_base + i), (long long)(base + i), (long long)s,
+                             (long long)(base + i + 1), (long long)e);
+        if (!row_valid(validity, base + i)) {
+            if (c->nulls == NULLS_ERROR) {
+                if (first_null < 0)
+                    first_null = i;
+            }
+            else if (WRITES_NULL(c))
+                total += aw_null_size(pf, c->nulls);
+            continue;
+        }
+        if (e - s > PY_SSIZE_T_MAX / 2 || total > PY_SSIZE_T_MAX / 2)
+            return malformed(c, "row %lld is %lld bytes long", (long long)(c->row_base + i),
+                             (long long)(e - s));
+        if ((uint64_t)(e - s) > u8p_prefix_max(pf) && first_null < 0) {
+            first_null = i; /* the rows from here on are never written */
+            over = 1;
+        }
+        total += aw_record_size(pf, (Py_ssize_t)(e - s));
+    }
+    *ptotal = total;
+    *pfirst_null = first_null;
+    *pover = over;
+    return 0;
 }
 
 /* One utf8 / large_utf8 chunk. */
@@ -498,32 +532,12 @@ write_offsets_chunk(const aw_ctx *c, const struct ArrowArray *a)
     if (first < 0)
         return malformed(c, "row %lld starts at offset %lld (negative)",
                          (long long)c->row_base, (long long)first);
-    for (i = 0; i < len; i++) {
-        int64_t s = offset_at(offsets, large, base + i);
-        int64_t e = offset_at(offsets, large, base + i + 1);
-        if (e < s)
-            return malformed(c, "offsets decrease at row %lld: offset[%lld]=%lld > "
-                                "offset[%lld]=%lld",
-                             (long long)(c->row_base + i), (long long)(base + i), (long long)s,
-                             (long long)(base + i + 1), (long long)e);
-        if (!row_valid(validity, base + i)) {
-            if (c->nulls == NULLS_ERROR) {
-                if (first_null < 0)
-                    first_null = i;
-            }
-            else if (WRITES_NULL(c))
-                total += aw_null_size(c->pf, c->nulls);
-            continue;
-        }
-        if (e - s > PY_SSIZE_T_MAX / 2 || total > PY_SSIZE_T_MAX / 2)
-            return malformed(c, "row %lld is %lld bytes long", (long long)(c->row_base + i),
-                             (long long)(e - s));
-        if ((uint64_t)(e - s) > c->max && first_null < 0) {
-            first_null = i; /* the rows from here on are never written */
-            over = 1;
-        }
-        total += aw_record_size(c->pf, (Py_ssize_t)(e - s));
-    }
+    if ((c->pf == U8P_PFX_VARINT
+             ? size_offsets(c, U8P_PFX_VARINT, validity, offsets, large, base, len, &total,
+                            &first_null, &over)
+             : size_offsets(c, c->pf, validity, offsets, large, base, len, &total,
+                            &first_null, &over)) < 0)
+        return -1;
     last = offset_at(offsets, large, base + len);
     if (last > first && values == NULL)
         return malformed(c, "the values buffer is NULL while the offsets span %lld bytes",
@@ -556,8 +570,9 @@ write_offsets_chunk(const aw_ctx *c, const struct ArrowArray *a)
             return -1;
         slack = w->cap - w->len >= total + 32;
         if (c->pf == U8P_PFX_VARINT && !c->mutf8)
-            dst = fused_offsets_varint(c->nulls, c->allow_surrogates, validity, offsets, large,
-                                       values, base, len, last, w->buf + w->len, slack, &ok);
+            dst = fused_offsets(U8P_PFX_VARINT, 0, c->nulls, c->allow_surrogates, validity,
+                                offsets, large, values, base, len, last, w->buf + w->len,
+                                slack, &ok);
         else
             dst = fused_offsets_any(c->pf, c->mutf8, c->nulls, c->allow_surrogates, validity,
                                     offsets, large, values, base, len, last, w->buf + w->len,
