@@ -81,7 +81,7 @@ def main(argv=None):
     print("CPU: %s, %d logical CPUs, load average %.2f; CPython %s; utf8pfx isa()=%s; "
           "pyarrow %s" % (cpu_model(), os.cpu_count() or 0, os.getloadavg()[0],
                           sys.version.split()[0], utf8pfx.isa(), pa.__version__))
-    print("input: %d names of cldr_names.tsv, %d value bytes; %d rounds + 1 warm-up, rows "
+    print("input: %d names of cldr_names.tsv, %d bytes of Arrow buffers; %d rounds + 1 warm-up, rows "
           "interleaved, thread CPU time, median" % (len(vals), arr.nbytes, args.rounds))
     print()
     print("| row | prefix | encoding | ns/value | vs varint/utf-8 (same run) |")
