@@ -3,11 +3,13 @@
  * without a Python str per value, through the Arrow C data interface
  * (arrow.h: the published ABI, read directly; no run-time dependency).
  *
- * In:  BufferWriter.write_arrow(array, /, *, nulls="error") takes any object
+ * In:  BufferWriter.write_arrow(array, /, *, nulls=None) takes any object
  *      with __arrow_c_array__ (one array) or __arrow_c_stream__ (chunks) of
  *      type utf8 ("u"), large_utf8 ("U") or string_view ("vu"), and writes
- *      each value's prefix and bytes.  write_strings() hands such objects
- *      (other than list/tuple) here with nulls="error".
+ *      each value's prefix and bytes in the writer's preset (nulls=None:
+ *      varint+1's null marker under that preset, else "error"; MUTF-8
+ *      writers convert row by row).  write_strings() hands such objects
+ *      (other than list/tuple) here with the default.
  *        - All or nothing: every check runs before a byte is written; a
  *          stream's chunks are written one by one and the writer's length
  *          goes back to where the call started on any failure.
@@ -32,7 +34,9 @@
  *        - Every struct moved out of a capsule is released exactly once, on
  *          every path (arrays after their chunk is written or refused).
  * Out: BufferReader.read_strings_arrow(n=-1) and decode_arrow(data, /,
- *      errors="strict") return an ArrowUtf8Array: offsets and values built
+ *      errors="strict", *, prefix=, encoding=) return an ArrowUtf8Array
+ *      (varint+1 null markers as nulls; MUTF-8 narrowed to UTF-8 row by
+ *      row): offsets and values built
  *      straight from the records (lengths walked and bounds-checked before
  *      anything is allocated, payloads copied once, the values validated as
  *      one range), exported by __arrow_c_array__ / __arrow_c_stream__ /
@@ -57,30 +61,66 @@
 #include "reader.h"
 #include "writer.h"
 
+/* A loop body specialised by a constant argument (the preset, the
+ * encoding): forced inline, so each call site gets its own loop. */
+#if defined(_MSC_VER)
+#define AW_INLINE static __forceinline
+#elif defined(__GNUC__) || defined(__clang__)
+#define AW_INLINE static inline __attribute__((always_inline))
+#else
+#define AW_INLINE static inline
+#endif
+/* ... and each specialisation its own function (its own registers). */
+#if defined(_MSC_VER)
+#define AW_NOINLINE static __declspec(noinline)
+#elif defined(__GNUC__) || defined(__clang__)
+#define AW_NOINLINE static __attribute__((noinline))
+#else
+#define AW_NOINLINE static
+#endif
+
 /* =============================================== prefix: the one place */
+
+/*
+ * Every record goes through these, in the writer's / reader's preset
+ * (kernels/prefix.h); "varint" is tested first everywhere, so the default
+ * preset keeps its one-byte moves.  `n` is at most u8p_prefix_max(pf) (the
+ * callers check it and raise OverflowError naming the row).
+ */
+
+/* How write_arrow writes an Arrow null: refuse it, leave it out, write an
+ * empty string, or write the preset's null marker (varint+1's 0). */
+typedef enum { NULLS_ERROR = 0, NULLS_SKIP, NULLS_EMPTY, NULLS_MARKER } nulls_rule;
+
+/* Bytes of the prefix of an n-byte value. */
+static inline Py_ssize_t
+aw_prefix_size(u8p_prefix pf, Py_ssize_t n)
+{
+    return (Py_ssize_t)(pf == U8P_PFX_VARINT ? u8p_vint_size((uint64_t)n)
+                                             : u8p_prefix_size(pf, (uint64_t)n));
+}
 
 /* Bytes one record of an n-byte value takes. */
 static inline Py_ssize_t
-aw_record_size(Py_ssize_t n)
+aw_record_size(u8p_prefix pf, Py_ssize_t n)
 {
-    return (Py_ssize_t)u8p_vint_size((uint64_t)n) + n;
+    return aw_prefix_size(pf, n) + n;
 }
 
 /* Writes one record (prefix + value) at dst; returns the end.  When
  * `slack` the caller guarantees 32 readable bytes at src and 32 writable
  * bytes past the record, so short values are copied in one fixed move. */
 static inline uint8_t *
-aw_put_record(uint8_t *dst, const uint8_t *src, Py_ssize_t n, int slack)
+aw_put_record(u8p_prefix pf, uint8_t *dst, const uint8_t *src, Py_ssize_t n, int slack)
 {
-    if (n < 0x80) {
+    if (pf == U8P_PFX_VARINT && n < 0x80)
         *dst++ = (uint8_t)n;
-        if (slack && n <= 32) {
-            memcpy(dst, src, 32);
-            return dst + n;
-        }
-    }
-    else {
-        dst += u8p_vint_write(dst, (uint64_t)n);
+    else
+        dst += pf == U8P_PFX_VARINT ? u8p_vint_write(dst, (uint64_t)n)
+                                    : u8p_prefix_write(pf, dst, (uint64_t)n);
+    if (slack && n <= 32) {
+        memcpy(dst, src, 32);
+        return dst + n;
     }
     if (n)
         memcpy(dst, src, (size_t)n);
@@ -88,48 +128,96 @@ aw_put_record(uint8_t *dst, const uint8_t *src, Py_ssize_t n, int slack)
 }
 
 /* True when every byte of an n-byte value's prefix is below 0x80 (ASCII):
- * the fused validation of write_arrow relies on it (see seg_put). */
+ * the fused validation of write_arrow relies on it (see seg_put).  Exact for
+ * each preset: a varint is one byte below 0x80 when its wire value is; a
+ * fixed-width prefix is ASCII when no byte of n has its top bit set. */
 static inline int
-aw_prefix_ascii(Py_ssize_t n)
+aw_prefix_ascii(u8p_prefix pf, Py_ssize_t n)
 {
-    return n < 0x80;
+    switch (pf) {
+    case U8P_PFX_VARINT:
+        return n < 0x80;
+    case U8P_PFX_ZIGZAG: /* 2n */
+        return n < 0x40;
+    case U8P_PFX_VARINT1: /* n + 1 */
+        return n < 0x7F;
+    case U8P_PFX_U16BE:
+        return ((uint64_t)n & 0x8080u) == 0;
+    default: /* i32be, u32le: n < 2**32 */
+        return ((uint64_t)n & 0x80808080u) == 0;
+    }
 }
 
-/* The record of a null under nulls="empty" (a null marker, with a preset
- * that has one, goes here too). */
+/* The record of a null under nulls="empty" (an empty string's record) or
+ * nulls="null" (the preset's null marker). */
 static inline Py_ssize_t
-aw_null_size(void)
+aw_null_size(u8p_prefix pf, nulls_rule rule)
 {
-    return 1;
+    if (rule == NULLS_MARKER) {
+        uint8_t tmp[U8P_PREFIX_MAX_BYTES];
+        return (Py_ssize_t)u8p_prefix_write_null(pf, tmp);
+    }
+    return aw_record_size(pf, 0);
 }
 
 static inline uint8_t *
-aw_put_null(uint8_t *dst)
+aw_put_null(u8p_prefix pf, nulls_rule rule, uint8_t *dst)
 {
-    *dst++ = 0;
-    return dst;
+    if (rule == NULLS_MARKER)
+        return dst + u8p_prefix_write_null(pf, dst);
+    return aw_put_record(pf, dst, NULL, 0, 0);
 }
 
-/* Is the null record ASCII (as aw_prefix_ascii)? */
+/* Is the null record ASCII (as aw_prefix_ascii)?  The marker is one 00. */
 static inline int
-aw_null_ascii(void)
+aw_null_ascii(u8p_prefix pf, nulls_rule rule)
 {
-    return 1;
+    return rule == NULLS_MARKER ? 1 : aw_prefix_ascii(pf, 0);
+}
+
+/* MUTF-8 writers: the bytes an n-byte UTF-8 value takes as MUTF-8 (one more
+ * per 00, two more per 4-byte sequence: its lead byte F0..F4).  The value is
+ * valid UTF-8 (or has lone surrogate forms under surrogatepass). */
+static inline Py_ssize_t
+aw_mutf8_size(const uint8_t *p, Py_ssize_t n)
+{
+    Py_ssize_t i, extra = 0;
+    for (i = 0; i < n; i++)
+        extra += (Py_ssize_t)(p[i] == 0) + 2 * (Py_ssize_t)(p[i] >= 0xF0);
+    return n + extra;
 }
 
 /* Parses one record at *pos: payload [*off, *off + *n); *pos moves past it.
- * Raises ValueError naming the offset and returns -1 on a bad prefix. */
-static inline int
-ar_record(const rd_ctx *c, Py_ssize_t *pos, Py_ssize_t *off, Py_ssize_t *n)
+ * Returns 1 for a record, 0 for the null marker (varint+1; *n = 0), or -1
+ * with ValueError naming the offset on a bad prefix (as u8p_rd_record). */
+AW_INLINE int
+ar_record_pf(const rd_ctx *c, u8p_prefix pf, Py_ssize_t *pos, Py_ssize_t *off, Py_ssize_t *n)
 {
     Py_ssize_t p = *pos;
-    if (p < c->len && c->data[p] < 0x80 && c->data[p] < c->len - p) {
+    if (pf == U8P_PFX_VARINT && p < c->len && c->data[p] < 0x80 &&
+        c->data[p] < c->len - p) {
         *off = p + 1;
         *n = c->data[p];
         *pos = p + 1 + *n;
-        return 0;
+        return 1;
     }
-    return u8p_rd_record(c, pos, off, n, "string") < 0 ? -1 : 0;
+    {
+        /* through temporaries: the caller's variables never have their
+         * address taken, so they stay in registers in its loop */
+        Py_ssize_t q = p, o = 0, m = 0;
+        int k = u8p_rd_record(c, &q, &o, &m, "string");
+        *pos = q;
+        *off = o;
+        *n = m;
+        return k;
+    }
+}
+
+/* The same with the context's preset (pf above: a constant in hot loops). */
+static inline int
+ar_record(const rd_ctx *c, Py_ssize_t *pos, Py_ssize_t *off, Py_ssize_t *n)
+{
+    return ar_record_pf(c, c->prefix, pos, off, n);
 }
 
 /* ================================================== shared error helpers */

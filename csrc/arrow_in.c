@@ -7,8 +7,6 @@
 
 /* ================================================================== in */
 
-typedef enum { NULLS_ERROR = 0, NULLS_SKIP, NULLS_EMPTY } nulls_rule;
-
 typedef enum { AK_UTF8, AK_LARGE_UTF8, AK_VIEW } arrow_kind;
 
 typedef struct {
@@ -20,7 +18,13 @@ typedef struct {
     int64_t chunk;    /* chunk index, -1 for a single array */
     char index_fmt;   /* dictionary-encoded: the indices' format char, else 0 */
     const char *rowname; /* "row", or "dictionary value" in messages */
+    u8p_prefix pf;       /* the writer's preset */
+    uint64_t max;        /* the longest value it can carry */
+    int mutf8;           /* encoding="mutf-8": values converted row by row */
 } aw_ctx;
+
+/* Does this rule write a record (an empty string or the marker) for a null? */
+#define WRITES_NULL(c) ((c)->nulls >= NULLS_EMPTY)
 
 /* "malformed Arrow array (chunk k): ..." as ValueError. */
 static int
@@ -144,8 +148,9 @@ static int
 null_error(const aw_ctx *c, int64_t i)
 {
     PyErr_Format(PyExc_ValueError,
-                 "row %lld is null (nulls='error'): pass nulls='skip' to leave nulls out "
-                 "or nulls='empty' to write them as empty strings",
+                 "row %lld is null (nulls='error'): pass nulls='skip' to leave nulls out, "
+                 "nulls='empty' to write them as empty strings (or use prefix='varint+1', "
+                 "whose null marker nulls='null' writes)",
                  (long long)(c->row_base + i));
     return -1;
 }
@@ -196,6 +201,71 @@ put_via_handler(const aw_ctx *c, int64_t i, const uint8_t *p, Py_ssize_t n)
     return r;
 }
 
+/* OverflowError: row i's value (m bytes as written) is too long for the
+ * preset's fixed width. */
+static int
+too_long(const aw_ctx *c, int64_t i, uint64_t m)
+{
+    PyObject *name = u8p_prefix_name(c->pf);
+    if (name != NULL) {
+        PyErr_Format(PyExc_OverflowError,
+                     "write_arrow(): %s %lld is %llu bytes long%s, too long for prefix=%R "
+                     "(at most %llu bytes); nothing was written",
+                     c->rowname, (long long)(c->row_base + i), (unsigned long long)m,
+                     c->mutf8 ? " as MUTF-8" : "", name, (unsigned long long)c->max);
+        Py_DECREF(name);
+    }
+    return -1;
+}
+
+/* Appends the record of a null (nulls='empty' or 'null'). */
+static int
+put_null_row(const aw_ctx *c)
+{
+    WriterObject *w = c->w;
+    if (u8p_writer_reserve(w, aw_null_size(c->pf, c->nulls)) < 0)
+        return -1;
+    w->len = (Py_ssize_t)(aw_put_null(c->pf, c->nulls, w->buf + w->len) - w->buf);
+    return 0;
+}
+
+/*
+ * Appends row i's value p[0:n] on the row-by-row road: validated, then
+ * copied (UTF-8 writers) or widened to MUTF-8 (00 -> C0 80, a 4-byte
+ * sequence -> two 3-byte surrogate forms: u8p_mutf8_widen, in place after
+ * the copy; a value without either is the plain copy); an invalid value
+ * under strict raises its UnicodeDecodeError, under another handler it is
+ * written as write_string(value.decode("utf-8", errors)) would.
+ */
+static int
+put_row(const aw_ctx *c, int64_t i, const uint8_t *p, Py_ssize_t n, int64_t at)
+{
+    WriterObject *w = c->w;
+    Py_ssize_t m = n;
+    u8p_dec_status st = U8P_DEC_OK;
+    u8p_scan_result r;
+    uint8_t *dst;
+    if (!value_ok(p, n, c->allow_surrogates, &st, &r)) {
+        if (w->eh == U8P_ERR_STRICT)
+            return value_error(c, i, p, n, at, st, &r);
+        return put_via_handler(c, i, p, n) < 0 ? -1 : 0;
+    }
+    if (c->mutf8)
+        m = aw_mutf8_size(p, n);
+    if ((uint64_t)m > c->max)
+        return too_long(c, i, (uint64_t)m);
+    if (u8p_writer_reserve(w, aw_record_size(c->pf, m)) < 0)
+        return -1;
+    dst = w->buf + w->len;
+    dst += u8p_prefix_write(c->pf, dst, (uint64_t)m);
+    if (n)
+        memcpy(dst, p, (size_t)n);
+    if (m != n)
+        u8p_mutf8_widen(dst, (size_t)n, (size_t)m);
+    w->len = (Py_ssize_t)(dst + m - w->buf);
+    return 0;
+}
+
 /*
  * UTF-8 validation fused with the copy.  The records are written into the
  * writer's free capacity (not committed), and what was written is scanned
@@ -227,25 +297,50 @@ seg_scan(seg_state *g, const uint8_t *end)
 
 /* One record in the fused pass; returns the end. */
 static inline uint8_t *
-seg_put(seg_state *g, uint8_t *dst, const uint8_t *src, Py_ssize_t n, int slack)
+seg_put(seg_state *g, u8p_prefix pf, uint8_t *dst, const uint8_t *src, Py_ssize_t n, int slack)
 {
     uint8_t *end;
-    if (aw_prefix_ascii(n))
-        return aw_put_record(dst, src, n, slack);
+    if (aw_prefix_ascii(pf, n))
+        return aw_put_record(pf, dst, src, n, slack);
     seg_scan(g, dst);
-    end = aw_put_record(dst, src, n, 0);
+    end = aw_put_record(pf, dst, src, n, 0);
     g->run = end - n;
     return end;
 }
 
+/* One record of a MUTF-8 writer in the fused pass: a value without 00 or
+ * F0..FF bytes is the same in MUTF-8 (seg_put); another is validated on its
+ * own (the run split around it, as its MUTF-8 is not UTF-8), then widened
+ * in place.  m: its MUTF-8 length (aw_mutf8_size). */
 static inline uint8_t *
-seg_put_null(seg_state *g, uint8_t *dst)
+seg_put_mutf8(seg_state *g, u8p_prefix pf, uint8_t *dst, const uint8_t *src, Py_ssize_t n,
+              Py_ssize_t m, int slack)
+{
+    u8p_dec_status st;
+    u8p_scan_result r;
+    uint8_t *body;
+    if (m == n)
+        return seg_put(g, pf, dst, src, n, slack);
+    seg_scan(g, dst);
+    if (!value_ok(src, n, g->allow_surrogates, &st, &r)) {
+        g->ok = 0; /* the row-by-row search finds it */
+        return dst;
+    }
+    body = dst + u8p_prefix_write(pf, dst, (uint64_t)m);
+    memcpy(body, src, (size_t)n);
+    u8p_mutf8_widen(body, (size_t)n, (size_t)m);
+    g->run = body + m;
+    return body + m;
+}
+
+static inline uint8_t *
+seg_put_null(seg_state *g, u8p_prefix pf, nulls_rule rule, uint8_t *dst)
 {
     uint8_t *end;
-    if (aw_null_ascii())
-        return aw_put_null(dst);
+    if (aw_null_ascii(pf, rule))
+        return aw_put_null(pf, rule, dst);
     seg_scan(g, dst);
-    end = aw_put_null(dst);
+    end = aw_put_null(pf, rule, dst);
     g->run = end;
     return end;
 }
@@ -271,28 +366,117 @@ view_fast(const struct ArrowArray *a, int64_t i, const uint8_t **p, Py_ssize_t *
     *over = (int64_t)off + 32 <= ((const int64_t *)a->buffers[a->n_buffers - 1])[idx];
 }
 
-/* One utf8 / large_utf8 chunk. */
-static int
-write_offsets_chunk(const aw_ctx *c, const struct ArrowArray *a)
+/*
+ * Pass 2 of a utf8 / large_utf8 chunk (and of a string_view one, below):
+ * writes every record at dst, scanning the runs; returns the end, *ok
+ * whether all was valid.  Forced inline and called with a constant preset
+ * for "varint", so the default keeps its one-byte moves with no switch in
+ * the loop (the preset is a parameter, not a load the byte stores alias).
+ */
+AW_INLINE uint8_t *
+fused_offsets(u8p_prefix pf, int mutf8, nulls_rule nulls, int allow_surrogates,
+              const uint8_t *validity, const void *offsets, int large, const uint8_t *values,
+              int64_t base, int64_t len, int64_t last, uint8_t *dst, int slack, int *ok)
 {
-    const int large = c->kind == AK_LARGE_UTF8;
-    const int64_t len = a->length, base = a->offset;
-    const uint8_t *validity = a->null_count == 0 ? NULL : (const uint8_t *)a->buffers[0];
-    const void *offsets = a->buffers[1];
-    const uint8_t *values = (const uint8_t *)a->buffers[2];
-    int64_t i, first, last, first_null = -1, first_bad = -1;
-    Py_ssize_t total = 0;
-    u8p_dec_status st = U8P_DEC_OK;
-    u8p_scan_result r;
-    WriterObject *w = c->w;
+    int64_t i;
+    seg_state g;
+    g.run = dst;
+    g.ok = 1;
+    g.allow_surrogates = allow_surrogates;
+    for (i = 0; i < len; i++) {
+        int64_t s, e;
+        if (!row_valid(validity, base + i)) {
+            if (nulls >= NULLS_EMPTY)
+                dst = seg_put_null(&g, pf, nulls, dst);
+            continue;
+        }
+        s = offset_at(offsets, large, base + i);
+        e = offset_at(offsets, large, base + i + 1);
+        if (mutf8)
+            dst = seg_put_mutf8(&g, pf, dst, values + s, (Py_ssize_t)(e - s),
+                                aw_mutf8_size(values + s, (Py_ssize_t)(e - s)),
+                                slack && s + 32 <= last);
+        else
+            dst = seg_put(&g, pf, dst, values + s, (Py_ssize_t)(e - s),
+                          slack && s + 32 <= last);
+        if (mutf8 && !g.ok)
+            break;
+    }
+    seg_scan(&g, dst);
+    *ok = g.ok;
+    return dst;
+}
 
-    if (len == 0)
-        return 0;
-    /* pass 1: structure, nulls, size */
-    first = offset_at(offsets, large, base);
-    if (first < 0)
-        return malformed(c, "row %lld starts at offset %lld (negative)",
-                         (long long)c->row_base, (long long)first);
+AW_INLINE uint8_t *
+fused_views(u8p_prefix pf, int mutf8, nulls_rule nulls, int allow_surrogates,
+            const uint8_t *validity, const struct ArrowArray *a, uint8_t *dst, int slack,
+            int *ok)
+{
+    int64_t i;
+    seg_state g;
+    const uint8_t *p;
+    Py_ssize_t n;
+    int room;
+    const int64_t len = a->length, base = a->offset;
+    g.run = dst;
+    g.ok = 1;
+    g.allow_surrogates = allow_surrogates;
+    for (i = 0; i < len; i++) {
+        if (!row_valid(validity, base + i)) {
+            if (nulls >= NULLS_EMPTY)
+                dst = seg_put_null(&g, pf, nulls, dst);
+            continue;
+        }
+        view_fast(a, i, &p, &n, &room);
+        if (mutf8) {
+            dst = seg_put_mutf8(&g, pf, dst, p, n, aw_mutf8_size(p, n), slack && room);
+            if (!g.ok)
+                break;
+        }
+        else
+            dst = seg_put(&g, pf, dst, p, n, slack && room);
+    }
+    seg_scan(&g, dst);
+    *ok = g.ok;
+    return dst;
+}
+
+AW_NOINLINE uint8_t *
+fused_offsets_any(u8p_prefix pf, int mutf8, nulls_rule nulls, int allow_surrogates,
+                  const uint8_t *validity, const void *offsets, int large,
+                  const uint8_t *values, int64_t base, int64_t len, int64_t last, uint8_t *dst,
+                  int slack, int *ok)
+{
+    return fused_offsets(pf, mutf8, nulls, allow_surrogates, validity, offsets, large, values,
+                         base, len, last, dst, slack, ok);
+}
+
+AW_NOINLINE uint8_t *
+fused_views_varint(nulls_rule nulls, int allow_surrogates, const uint8_t *validity,
+                   const struct ArrowArray *a, uint8_t *dst, int slack, int *ok)
+{
+    return fused_views(U8P_PFX_VARINT, 0, nulls, allow_surrogates, validity, a, dst, slack, ok);
+}
+
+AW_NOINLINE uint8_t *
+fused_views_any(u8p_prefix pf, int mutf8, nulls_rule nulls, int allow_surrogates,
+                const uint8_t *validity, const struct ArrowArray *a, uint8_t *dst, int slack,
+                int *ok)
+{
+    return fused_views(pf, mutf8, nulls, allow_surrogates, validity, a, dst, slack, ok);
+}
+
+/* Pass 1 of a utf8 / large_utf8 chunk: the structure, the first null (or
+ * value too long for the preset: *over), the bytes the records take.
+ * Forced inline with a constant preset for "varint" (never too long). */
+AW_INLINE int
+size_offsets(const aw_ctx *c, u8p_prefix pf, const uint8_t *validity, const void *offsets,
+             int large, int64_t base, int64_t len, Py_ssize_t *ptotal, int64_t *pfirst_null,
+             int *pover)
+{
+    int64_t i, first_null = -1;
+    Py_ssize_t total = 0;
+    int over = 0;
     for (i = 0; i < len; i++) {
         int64_t s = offset_at(offsets, large, base + i);
         int64_t e = offset_at(offsets, large, base + i + 1);
@@ -306,50 +490,101 @@ write_offsets_chunk(const aw_ctx *c, const struct ArrowArray *a)
                 if (first_null < 0)
                     first_null = i;
             }
-            else if (c->nulls == NULLS_EMPTY)
-                total += aw_null_size();
+            else if (WRITES_NULL(c))
+                total += aw_null_size(pf, c->nulls);
             continue;
         }
         if (e - s > PY_SSIZE_T_MAX / 2 || total > PY_SSIZE_T_MAX / 2)
             return malformed(c, "row %lld is %lld bytes long", (long long)(c->row_base + i),
                              (long long)(e - s));
-        total += aw_record_size((Py_ssize_t)(e - s));
+        if ((uint64_t)(e - s) > u8p_prefix_max(pf) && first_null < 0) {
+            first_null = i; /* the rows from here on are never written */
+            over = 1;
+        }
+        total += aw_record_size(pf, (Py_ssize_t)(e - s));
     }
+    *ptotal = total;
+    *pfirst_null = first_null;
+    *pover = over;
+    return 0;
+}
+
+/* One utf8 / large_utf8 chunk. */
+static int
+write_offsets_chunk(const aw_ctx *c, const struct ArrowArray *a)
+{
+    const int large = c->kind == AK_LARGE_UTF8;
+    const int64_t len = a->length, base = a->offset;
+    const uint8_t *validity = a->null_count == 0 ? NULL : (const uint8_t *)a->buffers[0];
+    const void *offsets = a->buffers[1];
+    const uint8_t *values = (const uint8_t *)a->buffers[2];
+    int64_t i, first, last, first_null = -1, first_bad = -1;
+    int over = 0; /* first_null is a value too long for the preset, not a null */
+    Py_ssize_t total = 0;
+    u8p_dec_status st = U8P_DEC_OK;
+    u8p_scan_result r;
+    WriterObject *w = c->w;
+
+    if (len == 0)
+        return 0;
+    /* pass 1: structure, nulls, size */
+    first = offset_at(offsets, large, base);
+    if (first < 0)
+        return malformed(c, "row %lld starts at offset %lld (negative)",
+                         (long long)c->row_base, (long long)first);
+    if ((c->pf == U8P_PFX_VARINT
+             ? size_offsets(c, U8P_PFX_VARINT, validity, offsets, large, base, len, &total,
+                            &first_null, &over)
+             : size_offsets(c, c->pf, validity, offsets, large, base, len, &total,
+                            &first_null, &over)) < 0)
+        return -1;
     last = offset_at(offsets, large, base + len);
     if (last > first && values == NULL)
         return malformed(c, "the values buffer is NULL while the offsets span %lld bytes",
                          (long long)(last - first));
+    if (c->mutf8 && first_null < 0) {
+        /* MUTF-8: the records' sizes as written (the structure is proven) */
+        total = 0;
+        for (i = 0; i < len; i++) {
+            int64_t s = offset_at(offsets, large, base + i);
+            Py_ssize_t m;
+            if (!row_valid(validity, base + i)) {
+                if (WRITES_NULL(c))
+                    total += aw_null_size(c->pf, c->nulls);
+                continue;
+            }
+            m = aw_mutf8_size(values + s, (Py_ssize_t)(offset_at(offsets, large, base + i + 1) - s));
+            if ((uint64_t)m > c->max || total > PY_SSIZE_T_MAX / 4) {
+                first_null = i; /* refused by put_row, row by row, in order */
+                over = 2;
+                break;
+            }
+            total += aw_record_size(c->pf, m);
+        }
+    }
 
-    if (first_null < 0) { /* pass 2: copy, validate the runs, commit if all is well */
+    if (first_null < 0) { /* pass 2: copy, validate the runs, commit */
         uint8_t *dst;
-        int slack;
-        seg_state g;
+        int slack, ok;
         if (u8p_writer_reserve(w, total) < 0)
             return -1;
         slack = w->cap - w->len >= total + 32;
-        dst = w->buf + w->len;
-        g.run = dst;
-        g.ok = 1;
-        g.allow_surrogates = c->allow_surrogates;
-        for (i = 0; i < len; i++) {
-            int64_t s, e;
-            if (!row_valid(validity, base + i)) {
-                if (c->nulls == NULLS_EMPTY)
-                    dst = seg_put_null(&g, dst);
-                continue;
-            }
-            s = offset_at(offsets, large, base + i);
-            e = offset_at(offsets, large, base + i + 1);
-            dst = seg_put(&g, dst, values + s, (Py_ssize_t)(e - s), slack && s + 32 <= last);
-        }
-        seg_scan(&g, dst);
-        if (g.ok) {
+        if (c->pf == U8P_PFX_VARINT && !c->mutf8)
+            dst = fused_offsets(U8P_PFX_VARINT, 0, c->nulls, c->allow_surrogates, validity,
+                                offsets, large, values, base, len, last, w->buf + w->len,
+                                slack, &ok);
+        else
+            dst = fused_offsets_any(c->pf, c->mutf8, c->nulls, c->allow_surrogates, validity,
+                                    offsets, large, values, base, len, last, w->buf + w->len,
+                                    slack, &ok);
+        if (ok) {
             w->len = (Py_ssize_t)(dst - w->buf);
             return 0;
         }
     }
-    /* an error somewhere: the first invalid non-null row (before any null
-     * that nulls='error' refuses; nulls may hold anything) */
+    /* an error somewhere (or a MUTF-8 writer): the first invalid non-null
+     * row before the first stop (a null that nulls='error' refuses, or a
+     * value too long for the preset; nulls may hold anything) */
     for (i = 0; i < (first_null >= 0 ? first_null : len); i++) {
         int64_t s = offset_at(offsets, large, base + i);
         int64_t e = offset_at(offsets, large, base + i + 1);
@@ -359,42 +594,42 @@ write_offsets_chunk(const aw_ctx *c, const struct ArrowArray *a)
             break;
         }
     }
-    if (first_bad < 0) {
-        if (first_null >= 0)
-            return null_error(c, first_null);
+    if (first_bad < 0 && first_null >= 0 && over == 2)
+        first_null = -1; /* MUTF-8 too long: put_row raises it below */
+    else if (first_bad < 0 && first_null >= 0) {
+        if (over) {
+            int64_t s = offset_at(offsets, large, base + first_null);
+            Py_ssize_t n = (Py_ssize_t)(offset_at(offsets, large, base + first_null + 1) - s);
+            return too_long(c, first_null,
+                            (uint64_t)(c->mutf8 ? aw_mutf8_size(values + s, n) : n));
+        }
+        return null_error(c, first_null);
+    }
+    if (first_bad < 0 && first_null < 0 && !over) {
         PyErr_SetString(PyExc_SystemError,
                         "utf8pfx: the run scan and the per-row scans disagree (a bug)");
         return -1;
     }
-    if (w->eh == U8P_ERR_STRICT) {
+    if (first_bad >= 0 && w->eh == U8P_ERR_STRICT) {
         int64_t s = offset_at(offsets, large, base + first_bad);
         int64_t e = offset_at(offsets, large, base + first_bad + 1);
         return value_error(c, first_bad, values + s, (Py_ssize_t)(e - s), s, st, &r);
     }
-    /* an error handler: row by row, the invalid ones through the codec; a
-     * null that nulls='error' refuses stops it (the writer is rolled back) */
+    /* row by row (an error handler, or MUTF-8): the invalid ones through
+     * the codec; a null that nulls='error' refuses or a value too long for
+     * the preset stops it (the writer is rolled back) */
     for (i = 0; i < len; i++) {
         int64_t s, e;
-        Py_ssize_t n;
         if (!row_valid(validity, base + i)) {
             if (c->nulls == NULLS_ERROR)
                 return null_error(c, i);
-            if (c->nulls == NULLS_EMPTY) {
-                if (u8p_writer_reserve(w, aw_null_size()) < 0)
-                    return -1;
-                w->len = (Py_ssize_t)(aw_put_null(w->buf + w->len) - w->buf);
-            }
+            if (WRITES_NULL(c) && put_null_row(c) < 0)
+                return -1;
             continue;
         }
         s = offset_at(offsets, large, base + i);
         e = offset_at(offsets, large, base + i + 1);
-        n = (Py_ssize_t)(e - s);
-        if (value_ok(values + s, n, c->allow_surrogates, &st, &r)) {
-            if (u8p_writer_reserve(w, aw_record_size(n)) < 0)
-                return -1;
-            w->len = (Py_ssize_t)(aw_put_record(w->buf + w->len, values + s, n, 0) - w->buf);
-        }
-        else if (put_via_handler(c, i, values + s, n) < 0)
+        if (put_row(c, i, values + s, (Py_ssize_t)(e - s), s) < 0)
             return -1;
     }
     return 0;
@@ -445,6 +680,7 @@ write_view_chunk(const aw_ctx *c, const struct ArrowArray *a)
     const int64_t len = a->length, base = a->offset;
     const uint8_t *validity = a->null_count == 0 ? NULL : (const uint8_t *)a->buffers[0];
     int64_t i, first_null = -1, first_bad = -1;
+    int over = 0; /* first_null is a value too long for the preset */
     Py_ssize_t total = 0, n;
     const uint8_t *p;
     u8p_dec_status st = U8P_DEC_OK;
@@ -458,36 +694,33 @@ write_view_chunk(const aw_ctx *c, const struct ArrowArray *a)
                 if (first_null < 0)
                     first_null = i;
             }
-            else if (c->nulls == NULLS_EMPTY)
-                total += aw_null_size();
+            else if (WRITES_NULL(c))
+                total += aw_null_size(c->pf, c->nulls);
             continue;
         }
         if (view_value(c, a, i, &p, &n) < 0)
             return -1;
-        total += aw_record_size(n);
+        if (c->mutf8)
+            n = aw_mutf8_size(p, n); /* the size as written */
+        if ((uint64_t)n > c->max && first_null < 0) {
+            first_null = i;
+            over = 1;
+        }
+        total += aw_record_size(c->pf, n);
     }
-    if (first_null < 0) { /* pass 2: copy, validate the runs, commit if all is well */
+    if (first_null < 0) { /* pass 2: copy, validate the runs, commit */
         uint8_t *dst;
-        int slack, over;
-        seg_state g;
+        int slack, ok;
         if (u8p_writer_reserve(w, total) < 0)
             return -1;
         slack = w->cap - w->len >= total + 32;
-        dst = w->buf + w->len;
-        g.run = dst;
-        g.ok = 1;
-        g.allow_surrogates = c->allow_surrogates;
-        for (i = 0; i < len; i++) {
-            if (!row_valid(validity, base + i)) {
-                if (c->nulls == NULLS_EMPTY)
-                    dst = seg_put_null(&g, dst);
-                continue;
-            }
-            view_fast(a, i, &p, &n, &over);
-            dst = seg_put(&g, dst, p, n, slack && over);
-        }
-        seg_scan(&g, dst);
-        if (g.ok) {
+        if (c->pf == U8P_PFX_VARINT && !c->mutf8)
+            dst = fused_views_varint(c->nulls, c->allow_surrogates, validity, a,
+                                     w->buf + w->len, slack, &ok);
+        else
+            dst = fused_views_any(c->pf, c->mutf8, c->nulls, c->allow_surrogates, validity, a,
+                                  w->buf + w->len, slack, &ok);
+        if (ok) {
             w->len = (Py_ssize_t)(dst - w->buf);
             return 0;
         }
@@ -501,35 +734,32 @@ write_view_chunk(const aw_ctx *c, const struct ArrowArray *a)
             break;
         }
     }
+    if (first_bad < 0 && first_null >= 0) {
+        if (over) {
+            view_value(c, a, first_null, &p, &n);
+            return too_long(c, first_null,
+                            (uint64_t)(c->mutf8 ? aw_mutf8_size(p, n) : n));
+        }
+        return null_error(c, first_null);
+    }
     if (first_bad < 0) {
-        if (first_null >= 0)
-            return null_error(c, first_null);
         PyErr_SetString(PyExc_SystemError,
                         "utf8pfx: the run scan and the per-row scans disagree (a bug)");
         return -1;
     }
-    if (w->eh == U8P_ERR_STRICT)
+    if (first_bad >= 0 && w->eh == U8P_ERR_STRICT)
         return value_error(c, first_bad, p, n, -1, st, &r);
     for (i = 0; i < len; i++) {
         if (!row_valid(validity, base + i)) {
             if (c->nulls == NULLS_ERROR)
                 return null_error(c, i);
-            if (c->nulls == NULLS_EMPTY) {
-                if (u8p_writer_reserve(w, aw_null_size()) < 0)
-                    return -1;
-                w->len = (Py_ssize_t)(aw_put_null(w->buf + w->len) - w->buf);
-            }
-            continue;
-        }
-        view_value(c, a, i, &p, &n);
-        if (!value_ok(p, n, c->allow_surrogates, &st, &r)) {
-            if (put_via_handler(c, i, p, n) < 0)
+            if (WRITES_NULL(c) && put_null_row(c) < 0)
                 return -1;
             continue;
         }
-        if (u8p_writer_reserve(w, aw_record_size(n)) < 0)
+        view_value(c, a, i, &p, &n);
+        if (put_row(c, i, p, n, -1) < 0)
             return -1;
-        w->len = (Py_ssize_t)(aw_put_record(w->buf + w->len, p, n, 0) - w->buf);
     }
     return 0;
 }
@@ -591,7 +821,7 @@ write_dict_chunk(const aw_ctx *c, const struct ArrowArray *a)
     aw_ctx dc = *c;
     const struct ArrowArray *d = a->dictionary;
     const uint8_t *validity;
-    int64_t i, k, dlen, first_null = -1, first_bad = -1;
+    int64_t i, k, dlen, first_null = -1, first_bad = -1, first_over = -1;
     Py_ssize_t total = 0, n = 0;
     const uint8_t *p = NULL;
     uint8_t *state = NULL; /* per entry: 0 null, 1 valid, 2 invalid UTF-8 */
@@ -682,7 +912,9 @@ write_dict_chunk(const aw_ctx *c, const struct ArrowArray *a)
                 if (state[k] == 2 && first_bad < 0)
                     first_bad = i;
                 dict_entry(&dc, d, k, &p, &n);
-                total += aw_record_size(n);
+                if ((uint64_t)n > c->max && first_over < 0)
+                    first_over = i;
+                total += aw_record_size(c->pf, n);
                 continue;
             }
         }
@@ -690,8 +922,15 @@ write_dict_chunk(const aw_ctx *c, const struct ArrowArray *a)
             if (first_null < 0)
                 first_null = i;
         }
-        else if (c->nulls == NULLS_EMPTY)
-            total += aw_null_size();
+        else if (WRITES_NULL(c))
+            total += aw_null_size(c->pf, c->nulls);
+    }
+    if (first_over >= 0 && (first_null < 0 || first_over < first_null) &&
+        (first_bad < 0 || first_over < first_bad)) {
+        k = index_at(a->buffers[1], c->index_fmt, a->offset + first_over);
+        dict_entry(&dc, d, k, &p, &n);
+        too_long(c, first_over, (uint64_t)n);
+        goto done;
     }
     if (first_null >= 0 && (first_bad < 0 || first_null < first_bad)) {
         null_error(c, first_null);
@@ -719,17 +958,23 @@ write_dict_chunk(const aw_ctx *c, const struct ArrowArray *a)
                         goto done;
                     continue;
                 }
-                if (u8p_writer_reserve(w, aw_record_size(n)) < 0)
+                if (c->mutf8 || (uint64_t)n > c->max) { /* converted, or refused */
+                    if (put_row(c, i, p, n,
+                                dc.kind == AK_VIEW
+                                    ? -1
+                                    : (int64_t)(p - (const uint8_t *)d->buffers[2])) < 0)
+                        goto done;
+                    continue;
+                }
+                if (u8p_writer_reserve(w, aw_record_size(c->pf, n)) < 0)
                     goto done;
-                w->len = (Py_ssize_t)(aw_put_record(w->buf + w->len, p, n, 0) - w->buf);
+                w->len =
+                    (Py_ssize_t)(aw_put_record(c->pf, w->buf + w->len, p, n, 0) - w->buf);
                 continue;
             }
         }
-        if (c->nulls == NULLS_EMPTY) {
-            if (u8p_writer_reserve(w, aw_null_size()) < 0)
-                goto done;
-            w->len = (Py_ssize_t)(aw_put_null(w->buf + w->len) - w->buf);
-        }
+        if (WRITES_NULL(c) && put_null_row(c) < 0)
+            goto done;
     }
     rc = 0;
 done:
@@ -961,13 +1206,26 @@ u8p_writer_write_arrow_obj(WriterObject *w, PyObject *obj, int nulls)
 
     if (u8p_writer_check_idle(w) < 0)
         return NULL;
-    if (w->prefix != U8P_PFX_VARINT || w->enc != U8P_ENC_UTF8) {
-        PyErr_SetString(PyExc_ValueError,
-                        "write_arrow() writes prefix='varint', encoding='utf-8' records only");
+    if (nulls < 0) /* the default: the preset's null marker if it has one */
+        nulls = u8p_prefix_has_null(w->prefix) ? NULLS_MARKER : NULLS_ERROR;
+    if (nulls == NULLS_MARKER && !u8p_prefix_has_null(w->prefix)) {
+        PyObject *name = u8p_prefix_name(w->prefix);
+        if (name != NULL) {
+            PyErr_Format(PyExc_ValueError,
+                         "write_arrow(nulls='null') needs a prefix format with a null marker "
+                         "(prefix='varint+1'); this writer's prefix is %R",
+                         name);
+            Py_DECREF(name);
+        }
         return NULL;
     }
     c.w = w;
     c.nulls = (nulls_rule)nulls;
+    c.pf = w->prefix;
+    c.max = u8p_prefix_max(w->prefix);
+    if (c.max > (uint64_t)PY_SSIZE_T_MAX)
+        c.max = (uint64_t)PY_SSIZE_T_MAX;
+    c.mutf8 = w->enc == U8P_ENC_MUTF8;
     c.kind = AK_UTF8;
     c.allow_surrogates = w->eh == U8P_ERR_SURROGATEPASS;
     c.row_base = 0;
@@ -999,7 +1257,7 @@ u8p_writer_write_arrow(WriterObject *w, PyObject *const *args, Py_ssize_t nargs,
                        PyObject *kwnames)
 {
     PyObject *nulls_obj = NULL;
-    int nulls = NULLS_ERROR;
+    int nulls = -1; /* the preset's default */
     if (nargs != 1) {
         PyErr_Format(PyExc_TypeError,
                      "write_arrow() takes exactly 1 positional argument (%zd given)", nargs);
@@ -1017,9 +1275,9 @@ u8p_writer_write_arrow(WriterObject *w, PyObject *const *args, Py_ssize_t nargs,
             nulls_obj = args[nargs + i];
         }
     }
-    if (nulls_obj != NULL) {
+    if (nulls_obj != NULL && nulls_obj != Py_None) {
         if (!PyUnicode_Check(nulls_obj)) {
-            PyErr_Format(PyExc_TypeError, "write_arrow() nulls must be str, not %.200s",
+            PyErr_Format(PyExc_TypeError, "write_arrow() nulls must be str or None, not %.200s",
                          Py_TYPE(nulls_obj)->tp_name);
             return NULL;
         }
@@ -1029,9 +1287,12 @@ u8p_writer_write_arrow(WriterObject *w, PyObject *const *args, Py_ssize_t nargs,
             nulls = NULLS_SKIP;
         else if (PyUnicode_CompareWithASCIIString(nulls_obj, "empty") == 0)
             nulls = NULLS_EMPTY;
+        else if (PyUnicode_CompareWithASCIIString(nulls_obj, "null") == 0)
+            nulls = NULLS_MARKER;
         else {
             PyErr_Format(PyExc_ValueError,
-                         "write_arrow() nulls must be 'error', 'skip' or 'empty', got %R",
+                         "write_arrow() nulls must be 'error', 'skip', 'empty' or 'null', "
+                         "got %R",
                          nulls_obj);
             return NULL;
         }

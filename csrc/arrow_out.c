@@ -30,6 +30,8 @@ typedef struct {
     void *offsets;
     uint8_t *values;
     int64_t nvalues;
+    uint8_t *validity; /* NULL when no record was varint+1's null marker */
+    int64_t null_count;
     const void *bufs[3];
 } arrow_block;
 
@@ -39,6 +41,7 @@ block_decref(arrow_block *b)
     if (U8P_REF_DEC(&b->refs) == 0) {
         free(b->offsets);
         free(b->values);
+        free(b->validity);
         free(b);
     }
 }
@@ -57,7 +60,7 @@ block_export(arrow_block *b, struct ArrowArray *a)
 {
     U8P_REF_INC(&b->refs);
     a->length = b->length;
-    a->null_count = 0;
+    a->null_count = b->null_count;
     a->offset = 0;
     a->n_buffers = 3;
     a->n_children = 0;
@@ -332,7 +335,8 @@ static PyObject *
 Arr_get_nbytes(ArrowArrObject *self, void *Py_UNUSED(closure))
 {
     int64_t w = self->b->large ? 8 : 4;
-    return PyLong_FromLongLong((long long)(self->b->nvalues + (self->b->length + 1) * w));
+    int64_t v = self->b->validity != NULL ? (self->b->length + 7) / 8 : 0;
+    return PyLong_FromLongLong((long long)(self->b->nvalues + (self->b->length + 1) * w + v));
 }
 
 static PyObject *
@@ -344,8 +348,7 @@ Arr_get_value_bytes(ArrowArrObject *self, void *Py_UNUSED(closure))
 static PyObject *
 Arr_get_null_count(ArrowArrObject *self, void *Py_UNUSED(closure))
 {
-    (void)self;
-    return PyLong_FromLong(0);
+    return PyLong_FromLongLong((long long)self->b->null_count);
 }
 
 static PyObject *
@@ -378,7 +381,8 @@ static PyMethodDef Arr_methods[] = {
 
 static PyGetSetDef Arr_getset[] = {
     {"type", (getter)Arr_get_type, NULL, "'utf8' or 'large_utf8'.", NULL},
-    {"null_count", (getter)Arr_get_null_count, NULL, "The number of null values (the blob formats carry no nulls: 0).", NULL},
+    {"null_count", (getter)Arr_get_null_count, NULL,
+     "Null rows (varint+1's null marker; 0 under the other presets).", NULL},
     {"value_bytes", (getter)Arr_get_value_bytes, NULL, "Bytes in the values buffer.", NULL},
     {"nbytes", (getter)Arr_get_nbytes, NULL, "Bytes in the offsets and values buffers.",
      NULL},
@@ -436,6 +440,57 @@ set_offset(void *offsets, int large, int64_t i, int64_t v)
         ((int32_t *)offsets)[i] = (int32_t)v;
 }
 
+/*
+ * The validity bitmap of varint+1's null markers: allocated on the first
+ * null with every bit set (room for `rows` rows), then one bit cleared per
+ * null; grown with the offsets when reading to the end.
+ */
+static int
+mark_null(uint8_t **vbm, int64_t rows, int64_t i, int64_t *nulls)
+{
+    if (*vbm == NULL) {
+        size_t nb = (size_t)(rows + 7) / 8 + 1;
+        *vbm = (uint8_t *)malloc(nb);
+        if (*vbm == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        memset(*vbm, 0xFF, nb);
+    }
+    (*vbm)[i >> 3] &= (uint8_t)~(1u << (i & 7));
+    ++*nulls;
+    return 0;
+}
+
+static int
+grow_bitmap(uint8_t **vbm, int64_t old_rows, int64_t rows)
+{
+    size_t ob = (size_t)(old_rows + 7) / 8 + 1, nb = (size_t)(rows + 7) / 8 + 1;
+    uint8_t *n;
+    if (*vbm == NULL || nb <= ob)
+        return 0;
+    n = (uint8_t *)realloc(*vbm, nb);
+    if (n == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    memset(n + ob, 0xFF, nb - ob);
+    *vbm = n;
+    return 0;
+}
+
+/* A MUTF-8 payload as UTF-8 at dst (room for n bytes): the bytes written,
+ * or -1 when it needs the MUTF-8 decoder (an error, a lone surrogate). */
+static Py_ssize_t
+mutf8_to_utf8(const uint8_t *p, Py_ssize_t n, uint8_t *dst)
+{
+    u8p_scan_result r;
+    size_t m = u8p_mutf8_narrow(p, (size_t)n, dst);
+    if (m == (size_t)-1 || u8p_D->scan(dst, m, 0, &r) != U8P_DEC_OK)
+        return -1;
+    return (Py_ssize_t)m;
+}
+
 /* The strict error of record `row` (payload at `off` of the blob). */
 static void
 record_error(const rd_ctx *c, int64_t row, Py_ssize_t off, Py_ssize_t n, u8p_dec_status st,
@@ -455,10 +510,13 @@ record_error(const rd_ctx *c, int64_t row, Py_ssize_t off, Py_ssize_t n, u8p_dec
 }
 
 /*
- * The non-strict path: row by row, valid payloads copied, invalid ones
- * decoded with the handler and re-encoded (strictly: Arrow utf8 cannot hold
- * lone surrogates).  Fills b->values/nvalues/offsets (offsets allocated
- * for `count` rows as int64 first, narrowed at the end if they fit).
+ * Row by row (a non-strict handler, or MUTF-8 records): valid UTF-8 payloads
+ * copied, MUTF-8 ones narrowed to UTF-8 (C0 80 -> 00, surrogate pairs ->
+ * 4-byte sequences), the others decoded as the reader decodes them (its
+ * errors under strict, the handler otherwise) and re-encoded (strictly:
+ * Arrow utf8 cannot hold lone surrogates); null markers become nulls.
+ * Fills b->values/nvalues/offsets/validity (offsets allocated for `count`
+ * rows as int64 first, narrowed at the end if they fit).
  */
 static int
 build_with_handler(const rd_ctx *c, Py_ssize_t start, int64_t count, arrow_block *b)
@@ -478,18 +536,31 @@ build_with_handler(const rd_ctx *c, Py_ssize_t start, int64_t count, arrow_block
     for (i = 0; i < count; i++) {
         u8p_dec_status st;
         u8p_scan_result r;
-        ar_record(c, &p, &off, &n); /* proven by the first walk */
-        if (value_ok(c->data + off, n, 0, &st, &r)) {
-            if (grow_values(&vals, &cap, used + n + 1) < 0)
+        Py_ssize_t m = -1;
+        /* proven by the first walk */
+        if (ar_record(c, &p, &off, &n) == 0) {
+            if (mark_null(&b->validity, count, i, &b->null_count) < 0)
                 goto fail;
-            if (n)
-                memcpy(vals + used, c->data + off, (size_t)n);
-            used += n;
+            offs[i + 1] = used;
+            continue;
         }
+        if (grow_values(&vals, &cap, used + n + 1) < 0)
+            goto fail;
+        if (c->enc == U8P_ENC_MUTF8)
+            m = mutf8_to_utf8(c->data + off, n, vals + used);
+        else if (value_ok(c->data + off, n, 0, &st, &r)) {
+            if (n > 0)
+                memcpy(vals + used, c->data + off, (size_t)n);
+            m = n;
+        }
+        if (m >= 0)
+            used += m;
         else {
             Py_ssize_t un;
             const char *u;
-            PyObject *s = PyUnicode_DecodeUTF8((const char *)c->data + off, n, ename);
+            PyObject *s = c->enc == U8P_ENC_MUTF8
+                              ? u8p_rd_decode(c, off, n)
+                              : PyUnicode_DecodeUTF8((const char *)c->data + off, n, ename);
             if (s == NULL)
                 goto fail;
             u = PyUnicode_AsUTF8AndSize(s, &un);
@@ -529,6 +600,9 @@ build_with_handler(const rd_ctx *c, Py_ssize_t start, int64_t count, arrow_block
 fail:
     free(offs);
     free(vals);
+    free(b->validity);
+    b->validity = NULL;
+    b->null_count = 0;
     return -1;
 }
 
@@ -548,6 +622,27 @@ earlier_utf8_error(const rd_ctx *c, Py_ssize_t start, int64_t count)
         u8p_dec_status st;
         u8p_scan_result r;
         ar_record(c, &p, &off, &n);
+        if (c->enc == U8P_ENC_MUTF8) {
+            PyObject *s;
+            uint8_t *tmp;
+            Py_ssize_t m;
+            if (n == 0)
+                continue;
+            tmp = (uint8_t *)malloc((size_t)n);
+            if (tmp == NULL)
+                break; /* the prefix error stands */
+            m = mutf8_to_utf8(c->data + off, n, tmp);
+            free(tmp);
+            if (m >= 0)
+                continue;
+            s = u8p_rd_decode(c, off, n); /* strict: the reader's error */
+            if (s == NULL) {
+                stash_drop(&x);
+                return;
+            }
+            Py_DECREF(s);
+            continue;
+        }
         if (!value_ok(c->data + off, n, 0, &st, &r)) {
             stash_drop(&x);
             record_error(c, i, off, n, st, &r);
@@ -570,20 +665,23 @@ earlier_utf8_error(const rd_ctx *c, Py_ssize_t start, int64_t count)
  * time where both sides have the room.  Returns the records read, or -1
  * with an exception (a bad prefix, or no memory); *bad is set when a
  * non-empty payload starts with a continuation byte (so the values, even if
- * valid as one range, are not valid record by record).
+ * valid as one range, are not valid record by record), or (mutf8) when a
+ * payload cannot be narrowed to UTF-8.
  */
-static int64_t
+AW_INLINE int64_t
 copy_records(const rd_ctx *c, Py_ssize_t *pp, int64_t count, void **offs, int64_t *ocap,
-             int large, uint8_t *values, int64_t *total, int *bad)
+             int large, uint8_t *values, int64_t *total, int *bad, arrow_block *b, int mutf8,
+             u8p_prefix pf)
 {
     Py_ssize_t p = *pp, off, n;
+    int k;
     const Py_ssize_t safe = c->len - 32; /* payloads starting before it: 32 readable bytes */
     int64_t i = 0, at = 0;
     uint8_t cont = 0;
     for (;;) {
         if (count >= 0 ? i >= count : p >= c->len)
             break;
-        if (ar_record(c, &p, &off, &n) < 0) {
+        if ((k = ar_record_pf(c, pf, &p, &off, &n)) < 0) {
             *pp = p;
             *total = at;
             return -1 - i;
@@ -591,21 +689,46 @@ copy_records(const rd_ctx *c, Py_ssize_t *pp, int64_t count, void **offs, int64_
         if (count < 0 && i + 1 >= *ocap) {
             int64_t nc = *ocap * 2;
             void *no = realloc(*offs, (size_t)nc * (large ? 8 : 4));
-            if (no == NULL) {
-                PyErr_NoMemory();
+            if (no == NULL ||
+                (u8p_prefix_has_null(pf) && grow_bitmap(&b->validity, *ocap, nc) < 0)) {
+                if (no == NULL)
+                    PyErr_NoMemory();
+                else
+                    *offs = no;
                 *total = at;
                 return -1 - i - 1; /* not a prefix error: the caller checks PyErr */
             }
             *offs = no;
             *ocap = nc;
         }
-        if (n <= 32 && off <= safe)
-            memcpy(values + at, c->data + off, 32);
-        else if (n)
-            memcpy(values + at, c->data + off, (size_t)n);
-        if (n)
-            cont |= (uint8_t)((c->data[off] & 0xC0) == 0x80);
-        at += n;
+        /* (a constant false but for varint+1: no null test in the others' loops) */
+        if (u8p_prefix_has_null(pf) && k == 0 &&
+            mark_null(&b->validity, *ocap, i, &b->null_count) < 0) {
+            *total = at;
+            return -1 - i - 1;
+        }
+        if (mutf8) {
+            /* narrowed to UTF-8 (never longer); a payload narrowing refuses
+             * (4-byte sequence, lone surrogate form, C0 not before 80)
+             * sends the whole read row by row, as invalid UTF-8 does */
+            size_t m = n ? u8p_mutf8_narrow(c->data + off, (size_t)n, values + at) : 0;
+            if (m == (size_t)-1)
+                cont = 1;
+            else {
+                if (m)
+                    cont |= (uint8_t)((values[at] & 0xC0) == 0x80);
+                at += (int64_t)m;
+            }
+        }
+        else {
+            if (n <= 32 && off <= safe)
+                memcpy(values + at, c->data + off, 32);
+            else if (n)
+                memcpy(values + at, c->data + off, (size_t)n);
+            if (n)
+                cont |= (uint8_t)((c->data[off] & 0xC0) == 0x80);
+            at += n;
+        }
         i++;
         if (large)
             ((int64_t *)*offs)[i] = at;
@@ -617,6 +740,19 @@ copy_records(const rd_ctx *c, Py_ssize_t *pp, int64_t count, void **offs, int64_
     *bad = cont;
     return i;
 }
+
+/* One out-of-line function per specialisation (its own registers). */
+#define COPY_RECORDS_AS(NAME, MUTF8, PF)                                                     \
+    AW_NOINLINE int64_t NAME(const rd_ctx *c, Py_ssize_t *pp, int64_t count, void **offs,     \
+                             int64_t *ocap, int large, uint8_t *values, int64_t *total,      \
+                             int *bad, arrow_block *b)                                       \
+    {                                                                                        \
+        return copy_records(c, pp, count, offs, ocap, large, values, total, bad, b, MUTF8,   \
+                            PF);                                                             \
+    }
+COPY_RECORDS_AS(copy_records_varint, 0, U8P_PFX_VARINT)
+COPY_RECORDS_AS(copy_records_any, 0, c->prefix)
+COPY_RECORDS_AS(copy_records_mutf8, 1, c->prefix)
 
 /*
  * Reads `limit` records (all when < 0) at *pos into a new ArrowUtf8Array;
@@ -634,6 +770,7 @@ read_arrow(const rd_ctx *c, Py_ssize_t *pos, Py_ssize_t limit)
     arrow_block *b;
     ArrowArrObject *obj;
     int ok = 1, bad = 0, large;
+    const int mutf8 = c->enc == U8P_ENC_MUTF8;
 
     if (limit >= 0) {
         /* walk 1: prefixes and bounds only; nothing allocated yet */
@@ -667,8 +804,11 @@ read_arrow(const rd_ctx *c, Py_ssize_t *pos, Py_ssize_t limit)
     }
     set_offset(b->offsets, large, 0, 0);
     p = *pos;
-    got = copy_records(c, &p, limit >= 0 ? count : -1, &b->offsets, &ocap, large, b->values,
-                       &total, &bad);
+    /* constant arguments: the default (varint, UTF-8) loop has no switch */
+    got = (mutf8                             ? copy_records_mutf8
+           : c->prefix == U8P_PFX_VARINT ? copy_records_varint
+                                         : copy_records_any)(
+        c, &p, limit >= 0 ? count : -1, &b->offsets, &ocap, large, b->values, &total, &bad, b);
     if (got < 0) { /* only when reading to the end: a bad prefix or no memory */
         if (!PyErr_ExceptionMatches(PyExc_MemoryError) && c->eh == U8P_ERR_STRICT)
             earlier_utf8_error(c, *pos, -1 - got);
@@ -692,13 +832,14 @@ read_arrow(const rd_ctx *c, Py_ssize_t *pos, Py_ssize_t limit)
     b->large = large;
     b->nvalues = total;
     /* UTF-8: the values as one range; each record starts at a code point */
-    if (total > 0) {
+    ok = !bad;
+    if (ok && total > 0) {
         u8p_scan_result r;
-        ok = !bad && u8p_D->scan(b->values, (size_t)total, 0, &r) == U8P_DEC_OK;
+        ok = u8p_D->scan(b->values, (size_t)total, 0, &r) == U8P_DEC_OK;
     }
     if (!ok) {
         Py_ssize_t q = *pos;
-        if (c->eh == U8P_ERR_STRICT) {
+        if (c->eh == U8P_ERR_STRICT && !mutf8) {
             for (i = 0; i < count; i++) {
                 u8p_dec_status st;
                 u8p_scan_result r;
@@ -714,12 +855,15 @@ read_arrow(const rd_ctx *c, Py_ssize_t *pos, Py_ssize_t limit)
         }
         free(b->offsets);
         free(b->values);
+        free(b->validity);
         b->offsets = NULL;
         b->values = NULL;
+        b->validity = NULL;
+        b->null_count = 0;
         if (build_with_handler(c, *pos, count, b) < 0)
             goto fail;
     }
-    b->bufs[0] = NULL;
+    b->bufs[0] = b->validity;
     b->bufs[1] = b->offsets;
     b->bufs[2] = b->values;
     obj = PyObject_New(ArrowArrObject, arrow_array_type);
@@ -751,12 +895,6 @@ u8p_reader_read_strings_arrow(ReaderObject *self, PyObject *const *args, Py_ssiz
     c.strict_vint = self->strict_vint;
     c.prefix = self->prefix;
     c.enc = self->enc;
-    if (c.prefix != U8P_PFX_VARINT || c.enc != U8P_ENC_UTF8) {
-        PyErr_SetString(PyExc_ValueError,
-                        "read_strings_arrow() reads prefix='varint', encoding='utf-8' "
-                        "records only");
-        return NULL;
-    }
     pos = self->pos;
     self->busy++;
     res = read_arrow(&c, &pos, limit);
@@ -771,13 +909,16 @@ u8p_reader_read_strings_arrow(ReaderObject *self, PyObject *const *args, Py_ssiz
 static PyObject *
 mod_decode_arrow(PyObject *module, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
-    PyObject *data, *errors, *res;
+    PyObject *data, *errors, *prefix, *encoding, *res;
     Py_buffer view;
     rd_ctx c;
     Py_ssize_t pos = 0;
     (void)module;
-    if (u8p_parse_arg_errors(args, nargs, kwnames, "decode_arrow", &data, &errors) < 0 ||
-        u8p_parse_errors(errors, &c.eh, "decode_arrow()") < 0)
+    if (u8p_parse_arg_opts(args, nargs, kwnames, "decode_arrow", &data, &errors, &prefix,
+                           &encoding) < 0 ||
+        u8p_parse_errors(errors, &c.eh, "decode_arrow()") < 0 ||
+        u8p_parse_prefix(prefix, &c.prefix, "decode_arrow()") < 0 ||
+        u8p_parse_encoding(encoding, &c.enc, "decode_arrow()") < 0)
         return NULL;
     if (PyObject_GetBuffer(data, &view, PyBUF_SIMPLE) < 0)
         return NULL;
@@ -785,9 +926,7 @@ mod_decode_arrow(PyObject *module, PyObject *const *args, Py_ssize_t nargs, PyOb
     c.len = view.len;
     c.errors = errors;
     c.strict_vint = 0;
-    c.prefix = U8P_PFX_VARINT;
-    c.enc = U8P_ENC_UTF8;
-    if (c.errors == NULL) { /* strict: the name is only used in messages */
+    if (c.errors == NULL || c.errors == Py_None) { /* strict: the name is only used in messages */
         static PyObject *strict_name;
         if (strict_name == NULL && (strict_name = PyUnicode_InternFromString("strict")) == NULL) {
             PyBuffer_Release(&view);
@@ -819,9 +958,9 @@ mod_set_large_threshold(PyObject *module, PyObject *arg)
 static PyMethodDef arrow_functions[] = {
     {"decode_arrow", (PyCFunction)(void (*)(void))mod_decode_arrow,
      METH_FASTCALL | METH_KEYWORDS,
-     "decode_arrow(data, /, errors='strict')\n--\n\n"
-     "Every VInt-prefixed UTF-8 string in a bytes-like object, as an ArrowUtf8Array "
-     "(no str per value)."},
+     "decode_arrow(data, /, errors='strict', *, prefix='varint', encoding='utf-8')\n--\n\n"
+     "Every prefixed string in a bytes-like object, as an ArrowUtf8Array (no str per "
+     "value); varint+1's null marker is a null."},
     {"_arrow_large_threshold", (PyCFunction)mod_set_large_threshold, METH_O,
      "_arrow_large_threshold(n, /)\n--\n\n"
      "Testing hook: values above n bytes make large_utf8; returns the previous n."},

@@ -318,7 +318,7 @@ Writer_write_strings(WriterObject *self, PyObject *items)
     /* an Arrow column (pyarrow, polars, ...): its UTF-8 is copied, no str made */
     if (!PyList_CheckExact(items) && !PyTuple_CheckExact(items) &&
         u8p_is_arrow_exporter(items))
-        return u8p_writer_write_arrow_obj(self, items, 0);
+        return u8p_writer_write_arrow_obj(self, items, -1);
     self->busy = 1;
 
     if (PyList_CheckExact(items) || PyTuple_CheckExact(items)) {
@@ -678,11 +678,12 @@ static PyMethodDef Writer_methods[] = {
      "Return the total number of bytes appended."},
     {"write_arrow", (PyCFunction)(void (*)(void))u8p_writer_write_arrow,
      METH_FASTCALL | METH_KEYWORDS,
-     "write_arrow($self, array, /, *, nulls='error')\n--\n\n"
+     "write_arrow($self, array, /, *, nulls=None)\n--\n\n"
      "Append one record per value of an Arrow utf8, large_utf8 or string_view array or\n"
-     "stream (__arrow_c_array__ / __arrow_c_stream__), copying its UTF-8 (validated)\n"
-     "without making a str.  nulls: 'error', 'skip' or 'empty'.  All or nothing.\n"
-     "Return the number of bytes appended."},
+     "stream (__arrow_c_array__ / __arrow_c_stream__) in the writer's prefix= and\n"
+     "encoding=, copying its UTF-8 (validated) without making a str.  nulls: 'error',\n"
+     "'skip', 'empty' or 'null' (the null marker of prefix='varint+1'); None: 'null'\n"
+     "under varint+1, else 'error'.  All or nothing.  Return the bytes appended."},
     {"write_vint", (PyCFunction)Writer_write_vint, METH_O,
      "write_vint($self, n, /)\n--\n\nAppend n (0 <= n < 2**64) as an unsigned LEB128 VInt."},
     {"write_bytes", (PyCFunction)Writer_write_bytes, METH_O,

@@ -67,11 +67,13 @@ Py_ssize_t u8p_writer_put_null(WriterObject *w);
 /* True if obj's type has __arrow_c_array__ or __arrow_c_stream__. */
 int u8p_is_arrow_exporter(PyObject *obj);
 
-/* BufferWriter.write_arrow(array, /, *, nulls="error"). */
+/* BufferWriter.write_arrow(array, /, *, nulls=None). */
 PyObject *u8p_writer_write_arrow(WriterObject *w, PyObject *const *args, Py_ssize_t nargs,
                                  PyObject *kwnames);
 
-/* write_arrow's body, nulls = 0 ("error"), 1 ("skip") or 2 ("empty"). */
+/* write_arrow's body, nulls = 0 ("error"), 1 ("skip"), 2 ("empty"), 3 ("null":
+ * the preset's marker) or -1 (the default: "null" under varint+1, else
+ * "error"). */
 PyObject *u8p_writer_write_arrow_obj(WriterObject *w, PyObject *obj, int nulls);
 
 #endif /* UTF8PFX_WRITER_H */

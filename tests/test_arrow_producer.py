@@ -200,10 +200,14 @@ def test_surrogatepass_keeps_encoded_surrogates():
 
 def test_nulls_argument():
     p = utf8([b"a"])
-    with pytest.raises(ValueError, match="'error', 'skip' or 'empty'"):
+    with pytest.raises(ValueError, match="'error', 'skip', 'empty' or 'null'"):
         BufferWriter().write_arrow(p, nulls="zero")
     with pytest.raises(TypeError):
-        BufferWriter().write_arrow(p, nulls=None)
+        BufferWriter().write_arrow(p, nulls=1)
+    # None: the preset's default ('error' here; 'null' under varint+1)
+    with pytest.raises(ValueError, match="row 0 is null"):
+        BufferWriter().write_arrow(
+            ArrayProducer("u", 1, [b"\x00", offsets32(0, 1), b"a"], null_count=1), nulls=None)
     with pytest.raises(TypeError, match="must export Arrow data"):
         BufferWriter().write_arrow([b"a"])
 
