@@ -418,6 +418,23 @@ done:
     return s;
 }
 
+/* n >= 64: the first 64 bytes and the last 8 are ASCII (a probe in L1
+ * that keeps non-ASCII text off the allocate-then-copy path of
+ * decode_payload) */
+static inline int
+ascii_likely(const uint8_t *p, size_t n)
+{
+    uint64_t a = 0, w;
+    int j;
+    for (j = 0; j < 64; j += 8) {
+        memcpy(&w, p + j, 8);
+        a |= w;
+    }
+    memcpy(&w, p + n - 8, 8);
+    a |= w;
+    return !(a & 0x8080808080808080ULL);
+}
+
 static PyObject *
 decode_payload(const rd_ctx *c, Py_ssize_t off, Py_ssize_t n)
 {
@@ -442,6 +459,17 @@ decode_payload(const rd_ctx *c, Py_ssize_t off, Py_ssize_t n)
                 memcpy(PyUnicode_1BYTE_DATA(s), p, (size_t)n);
             return s;
         }
+    }
+    if (n >= 64 && u8p_D->copy_ascii != NULL && ascii_likely(p, (size_t)n)) {
+        /* the str is allocated first and the check fused with the copy,
+         * one pass; the kernel stops at the first non-ASCII block and the
+         * str is dropped */
+        s = PyUnicode_New(n, 0x7F);
+        if (s == NULL)
+            return NULL;
+        if (u8p_D->copy_ascii(p, (size_t)n, PyUnicode_1BYTE_DATA(s)))
+            return s;
+        Py_DECREF(s);
     }
     if (n >= 64 && u8p_D->prescan != NULL) {
         /* code points < U+0100: validation fused with the transcode */

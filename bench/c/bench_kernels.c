@@ -12,6 +12,12 @@
  *   ucs2 cyrillic  85% Cyrillic letters, the rest spaces and punctuation
  *   ucs2 cjk       90% CJK ideographs, the rest ASCII punctuation/digits
  *   ucs4 emoji     20% emoji mixed with ASCII letters
+ *   ucs4 cldr_emoji  real text, at 8192 code points only: the records of
+ *                  ../shared/corpus/cldr_emoji.tsv (emoji, space, its name
+ *                  in every CLDR locale) joined with spaces and cut into
+ *                  8192-code-point strings; skipped with a note when the
+ *                  file is absent (run from the repository root, or set
+ *                  U8P_EMOJI_TSV to its path)
  * Each measurement cycles through 16 different strings of the kind (one
  * string encoded over and over lets the branch predictor learn it, which
  * flatters the scalar loop).  Each time is the best of 300 repeats of a loop sized to ~20 us: on a
@@ -78,6 +84,71 @@ gen(input *in, const char *name, int kind, size_t n)
 }
 
 
+/* UTF-8 of trusted valid text -> code points; returns how many */
+static size_t
+utf8_to_cps(const uint8_t *s, size_t n, uint32_t *out, size_t max)
+{
+    size_t i = 0, k = 0;
+    while (i < n && k < max) {
+        uint32_t c = s[i];
+        size_t l = c < 0x80 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
+        if (i + l > n)
+            break;
+        if (l == 2)
+            c = ((c & 0x1F) << 6) | (s[i + 1] & 0x3Fu);
+        else if (l == 3)
+            c = ((c & 0x0F) << 12) | ((s[i + 1] & 0x3Fu) << 6) | (s[i + 2] & 0x3Fu);
+        else if (l == 4)
+            c = ((c & 0x07) << 18) | ((s[i + 1] & 0x3Fu) << 12) | ((s[i + 2] & 0x3Fu) << 6)
+                | (s[i + 3] & 0x3Fu);
+        out[k++] = c;
+        i += l;
+    }
+    return k;
+}
+
+/* the cldr_emoji input: NSTR strings of n code points (see the top);
+ * 0 when the file is absent or too short */
+static int
+load_emoji_corpus(input *in, size_t n)
+{
+    const char *path = getenv("U8P_EMOJI_TSV");
+    size_t want = n * NSTR, k = 0;
+    char line[4096];
+    FILE *f;
+    if (!path)
+        path = "../shared/corpus/cldr_emoji.tsv";
+    f = fopen(path, "rb");
+    if (!f) {
+        printf("note: %s not found: cldr_emoji input skipped\n", path);
+        return 0;
+    }
+    in->name = "cldr_emoji";
+    in->kind = 4;
+    in->cps = malloc(want * sizeof *in->cps);
+    while (k < want && fgets(line, sizeof line, f)) {
+        /* locale \t emoji \t name \n -> "emoji name " */
+        char *e = strchr(line, '\t'), *nm, *end;
+        if (!e)
+            continue;
+        e++;
+        nm = strchr(e, '\t');
+        if (!nm)
+            continue;
+        *nm = ' ';
+        end = e + strcspn(e, "\r\n");
+        *end++ = ' ';
+        k += utf8_to_cps((const uint8_t *)e, (size_t)(end - e), in->cps + k, want - k);
+    }
+    fclose(f);
+    if (k < want) {
+        printf("note: %s too short: cldr_emoji input skipped\n", path);
+        free(in->cps);
+        return 0;
+    }
+    return 1;
+}
+
 static size_t
 r_len(const u8p_kernels *k, const void *src, size_t n, int kind)
 {
@@ -133,8 +204,9 @@ time_one(const u8p_kernels *k, const void *base, size_t n, int kind, uint8_t *ds
 int
 main(int argc, char **argv)
 {
-    size_t sizes[2] = {4096, 200}, n, i, out, big;
-    input ins[5];
+    size_t sizes[3] = {4096, 200, 8192}, n, i, out, big;
+    input ins[6];
+    int nin[3] = {5, 5, 0};
     int si, ii, lvl;
     uint8_t *dst;
     void *src;
@@ -143,19 +215,23 @@ main(int argc, char **argv)
     /* inputs and buffers for the larger size (a first size under 200 used
      * to overrun them) */
     big = sizes[0] > sizes[1] ? sizes[0] : sizes[1];
+    if (big < sizes[2])
+        big = sizes[2];
     gen(&ins[0], "ascii", 1, big);
     gen(&ins[1], "latin1", 1, big);
     gen(&ins[2], "cyrillic", 2, big);
     gen(&ins[3], "cjk", 2, big);
     gen(&ins[4], "emoji", 4, big);
+    if (load_emoji_corpus(&ins[5], sizes[2]))
+        nin[2] = 1; /* the 8192 round: cldr_emoji only */
     dst = malloc(4 * big + 64);
     src = malloc(4 * big * NSTR);
     printf("%-12s %-5s %-9s %6s | %9s %8s | %9s %8s\n", "level", "kind", "input", "n",
            "enc ns/cp", "GB/s", "len ns/cp", "GB/s");
-    for (si = 0; si < 2; si++) {
+    for (si = 0; si < 3; si++) {
         n = sizes[si];
-        for (ii = 0; ii < 5; ii++) {
-            input *in = &ins[ii];
+        for (ii = 0; ii < nin[si]; ii++) {
+            input *in = &ins[si == 2 ? 5 : ii];
             for (i = 0; i < n * NSTR; i++) {
                 if (in->kind == 1)
                     ((uint8_t *)src)[i] = (uint8_t)in->cps[i];

@@ -43,6 +43,13 @@
  *       [dst, dst+cap); on failure dst holds garbage and the status is not
  *       the exact reason: call scan() for the reason and bounds.
  *
+ *   copy_ascii(src, n, dst)
+ *       The long-ASCII read in one pass: copies src to dst while OR-ing the
+ *       bytes, and returns 1 iff every byte is below 0x80 (the payload is
+ *       then valid ASCII: n code points, dst holds them).  Returns 0 as soon
+ *       as a block holds a byte >= 0x80; dst then holds garbage (any of
+ *       [dst, dst+n) may have been written).  Any n, any bytes.
+ *
  * No kernel reads outside [src, src+n) or writes outside [dst, dst+ncp).
  * A SIMD kernel that meets an error defers to the scalar scan for the exact
  * bounds, so every level reports the same result.
@@ -83,6 +90,7 @@ typedef struct u8p_dec_kernels {
     uint8_t (*prescan)(const uint8_t *src, size_t n, size_t *ncp);
     u8p_dec_status (*to_ucs1_checked)(const uint8_t *src, size_t n, uint8_t *dst,
                                       size_t cap);
+    int (*copy_ascii)(const uint8_t *src, size_t n, uint8_t *dst);
 } u8p_dec_kernels;
 
 /* CPython's wording of a status ("invalid start byte", ...); NULL for OK. */
@@ -91,6 +99,10 @@ const char *u8p_dec_reason(u8p_dec_status st);
 /* The scalar scan, also the exact-error fallback of the SIMD scans. */
 u8p_dec_status u8p_dec_scan_scalar(const uint8_t *src, size_t n,
                                    int allow_surrogates, u8p_scan_result *res);
+
+/* The scalar copy_ascii (8 bytes a step), also the short end of the SIMD
+ * ones. */
+int u8p_dec_copy_ascii_scalar(const uint8_t *src, size_t n, uint8_t *dst);
 
 extern const u8p_dec_kernels u8p_dec_kernels_scalar;
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))

@@ -484,24 +484,24 @@ avx2_to_ucs1_checked(const uint8_t *s, size_t n, uint8_t *d, size_t cap)
 
 
 const u8p_dec_kernels u8p_dec_kernels_sse = {
-    "sse", sse_scan, sse_to_ucs1, sse_to_ucs2, sse_to_ucs4, NULL, NULL,
+    "sse", sse_scan, sse_to_ucs1, sse_to_ucs2, sse_to_ucs4, NULL, NULL, sse_copy_ascii,
 };
 
 const u8p_dec_kernels u8p_dec_kernels_avx2 = {
     "avx2",         avx2_scan,    avx2_to_ucs1,       avx2_to_ucs2,
-    avx2_to_ucs4, avx2_prescan, avx2_to_ucs1_checked,
+    avx2_to_ucs4, avx2_prescan, avx2_to_ucs1_checked, avx2_copy_ascii,
 };
 
 /* AVX-512 F + BW; the fused UCS1 path is AVX2's */
 const u8p_dec_kernels u8p_dec_kernels_avx512 = {
     "avx512",         avx512_scan,  avx512_to_ucs1,     avx512_to_ucs2,
-    avx512_to_ucs4, avx2_prescan, avx2_to_ucs1_checked,
+    avx512_to_ucs4, avx2_prescan, avx2_to_ucs1_checked, avx512_copy_ascii,
 };
 
 /* + VBMI2: byte and word compress */
 const u8p_dec_kernels u8p_dec_kernels_avx512_vbmi2 = {
     "avx512",         avx512_scan,  vbmi2_to_ucs1,        vbmi2_to_ucs2,
-    avx512_to_ucs4,   avx2_prescan, avx2_to_ucs1_checked,
+    avx512_to_ucs4,   avx2_prescan, avx2_to_ucs1_checked, avx512_copy_ascii,
 };
 
 #else /* !U8P_X86_SIMD */

@@ -144,6 +144,42 @@ DN(scan)(const uint8_t *s, size_t n, int allow_surr, u8p_scan_result *res)
 }
 #endif
 
+#if DEC_SCAN_AND_UCS4
+/* copy_ascii (decode.h): 4 vectors a step, stored, then tested; the last
+ * partial step is one vector at a time and the end one overlapping vector
+ * (n >= VW), so nothing is written outside [d, d+n) */
+U8P_DT static int
+DN(copy_ascii)(const uint8_t *s, size_t n, uint8_t *d)
+{
+    size_t i = 0;
+    vec acc;
+    if (n < VW)
+        return u8p_dec_copy_ascii_scalar(s, n, d);
+    for (; i + 4 * VW <= n; i += 4 * VW) {
+        vec a = vld(s + i), b = vld(s + i + VW), c = vld(s + i + 2 * VW);
+        vec e = vld(s + i + 3 * VW);
+        vst(d + i, a);
+        vst(d + i + VW, b);
+        vst(d + i + 2 * VW, c);
+        vst(d + i + 3 * VW, e);
+        if (vmhigh(vor(vor(a, b), vor(c, e))))
+            return 0;
+    }
+    acc = vzero();
+    for (; i + VW <= n; i += VW) {
+        vec a = vld(s + i);
+        vst(d + i, a);
+        acc = vor(acc, a);
+    }
+    if (i < n) {
+        vec a = vld(s + n - VW);
+        vst(d + n - VW, a);
+        acc = vor(acc, a);
+    }
+    return !vmhigh(acc);
+}
+#endif
+
 /* Code point candidates for W/2 positions of a block without 4-byte
  * sequences, in 16-bit lanes: lane j decodes the sequence that would start
  * at p[j] (garbage where p[j] is a continuation; never emitted). */

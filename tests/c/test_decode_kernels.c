@@ -111,6 +111,9 @@ transcode(const u8p_dec_kernels *K, const uint8_t *src, size_t n, size_t ncp, in
 /* One input (n bytes) through every table, with and without surrogatepass.
  * want (NULL if unknown) are the code points the bytes encode, when the
  * bytes are valid UTF-8 apart from surrogates (want_surr of them). */
+static void check_copy_ascii(const char *tn, int (*fn)(const uint8_t *, size_t, uint8_t *),
+                             const uint8_t *src, size_t n, const char *label);
+
 static void
 check_dec(const uint8_t *bytes, size_t n, const char *label, const uint32_t *want, size_t nwant,
           int want_surr)
@@ -193,6 +196,8 @@ check_dec(const uint8_t *bytes, size_t n, const char *label, const uint32_t *wan
                     fail(tn, "transcode differs at unit", label, n, surr, (long)q, -1);
                 }
             }
+            if (K->copy_ascii && !surr)
+                check_copy_ascii(tn, K->copy_ascii, src, n, label);
             if (K->prescan && !surr) {
                 /* fused UCS1 path: the right answer, and no write outside
                  * [dst, dst+cap) for a cap one off or any bytes */
@@ -232,6 +237,36 @@ check_dec(const uint8_t *bytes, size_t n, const char *label, const uint32_t *wan
             }
         }
     }
+}
+
+/* copy_ascii of one table on src[0..n): the answer is "every byte < 0x80"
+ * (computed here, independently); on 1 dst is src exactly; never a write
+ * outside [dst, dst+n) (guard page after, canary before) */
+static void
+check_copy_ascii(const char *tn, int (*fn)(const uint8_t *, size_t, uint8_t *),
+                 const uint8_t *src, size_t n, const char *label)
+{
+    uint8_t *dst = guarded_tail(&g_dst, n);
+    size_t q;
+    int want = 1, got;
+    for (q = 0; q < n; q++)
+        if (src[q] >= 0x80)
+            want = 0;
+    memset(dst - CHECK_CANARY, 0xA5, CHECK_CANARY);
+    memset(dst, 0xEE, n);
+    got = fn(src, n, dst);
+    if (got != want)
+        fail(tn, "copy_ascii answer", label, n, 0, got, want);
+    else if (got && memcmp(dst, src, n) != 0) {
+        for (q = 0; dst[q] == src[q]; q++)
+            ;
+        fail(tn, "copy_ascii differs at byte", label, n, 0, (long)q, -1);
+    }
+    for (q = 0; q < CHECK_CANARY; q++)
+        if (dst[(ptrdiff_t)q - CHECK_CANARY] != 0xA5) {
+            fail(tn, "copy_ascii wrote before dst", label, n, 0, (long)q, -1);
+            break;
+        }
 }
 
 /* ------------------------------------------------------------ generators */
@@ -379,6 +414,34 @@ main(void)
         failures += tt_dispatch_covered(tables, ntables, picked, U8P_ISA_COUNT);
     }
 
+    /* copy_ascii on long ASCII with one byte >= 0x80 at the edges of the
+     * payload and of its vectors (every table, scalar included) */
+    {
+        static const size_t lens[] = {64, 255, 256, 257, 1000, 4095, 4096, 4097, 65537};
+        for (s = 0; s < sizeof lens / sizeof lens[0]; s++) {
+            size_t ln = lens[s], where[9];
+            int w;
+            where[0] = (size_t)-1; where[1] = 0; where[2] = 1; where[3] = ln / 2;
+            where[4] = ln - 2; where[5] = ln - 1; where[6] = ln & ~(size_t)63;
+            where[7] = (ln & ~(size_t)255) - 1; where[8] = rnd() % ln;
+            for (w = 0; w < 9; w++) {
+                uint8_t *src = guarded_tail(&g_src, ln);
+                for (q = 0; q < ln; q++)
+                    src[q] = (uint8_t)(rnd() % 0x80);
+                if (where[w] < ln)
+                    src[where[w]] = (uint8_t)(0x80 | rnd());
+                snprintf(label, sizeof label, "copy_ascii high byte at %ld",
+                         (long)where[w]);
+                check_copy_ascii("scalar", u8p_dec_copy_ascii_scalar, src, ln, label);
+                for (t = 0; t < ntables; t++) {
+                    const u8p_dec_kernels *K = (const u8p_dec_kernels *)tables[t].table;
+                    if (tables[t].run && K->copy_ascii)
+                        check_copy_ascii(tt_short(tables[t].sym), K->copy_ascii, src, ln, label);
+                }
+                cases++;
+            }
+        }
+    }
     /* every length 0..300, every mix, two seeds */
     for (n = 0; n <= 300; n++)
         for (mi = 0; mi < NMIX; mi++)
