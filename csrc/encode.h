@@ -82,6 +82,34 @@ Py_ssize_t u8p_body_encode(const u8p_str *v, u8p_errors eh, uint8_t *dst);
  */
 int u8p_body_encode_counted(const u8p_str *v, u8p_errors eh, uint8_t *dst, Py_ssize_t expected);
 
+/* ---- large bodies without the GIL (issue 7) -----------------------------
+ *
+ * A str whose storage holds U8P_NOGIL_MIN bytes or more (n * kind: 1 MiB of
+ * ASCII is a 1 MiB body) is transcoded with the GIL released: by
+ * BufferWriter.write_string (under the writer's lock, objlock.h), encode()
+ * and, for a payload of that size, BufferReader.read_string.  The str is
+ * held by the caller's reference (immutable), the destination is not yet
+ * visible to anyone.  Only the surrogate-free UTF-8 road runs without the
+ * GIL: a str with a surrogate, and MUTF-8 bodies that differ from UTF-8,
+ * take the ordinary path with the GIL (their handlers may call Python).
+ */
+#define U8P_NOGIL_MIN ((Py_ssize_t)1 << 20)
+
+static inline int
+u8p_str_is_big(const u8p_str *v)
+{
+    return v->n >= U8P_NOGIL_MIN / v->kind;
+}
+
+/*
+ * GIL-free (kernels only): the UTF-8 body length of v counting each
+ * surrogate as 3 bytes, and the number of surrogates in *nsurr.  With
+ * *nsurr == 0 the length is the body under every handler, and
+ * u8p_body_encode(v, eh, dst) is GIL-free too (it calls no Python code on a
+ * surrogate-free str).
+ */
+size_t u8p_body_length_nogil(const u8p_str *v, size_t *nsurr);
+
 /* The body through CPython's codec: a new bytes object, NULL on error. */
 PyObject *u8p_body_via_codec(const u8p_str *v, PyObject *errors);
 

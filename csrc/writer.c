@@ -20,9 +20,18 @@
  *                of its batch, so from there every change to the writer,
  *                and a new buffer export, raises instead of corrupting the
  *                batch or exposing bytes a rollback would take back.
- * The GIL guards all of it: no method releases it.
+ * GIL          guards all of it, except while write_string transcodes a
+ *              str of 1 MiB or more (U8P_NOGIL_MIN): it reserves the exact
+ *              room, takes the writer's lock (objlock.h), releases the GIL
+ *              for the kernels, and commits once it has the GIL back.  Every
+ *              method, getter and buffer export first waits for such a call
+ *              to finish (W_WAIT), so no other thread sees it half done.
  */
 #include "writer.h"
+
+/* Every entry point starts here: waits (GIL released) while another thread
+ * runs a GIL-free write_string on this writer. */
+#define W_WAIT(self) u8p_objlock_wait(&(self)->nogil)
 
 static uint8_t empty_byte;
 
@@ -253,12 +262,76 @@ u8p_writer_put_str(WriterObject *w, PyObject *obj, const char *what)
 
 /* ---- methods ---------------------------------------------------------- */
 
+/*
+ * write_string of a str of U8P_NOGIL_MIN storage bytes or more: the count
+ * and the encode run without the GIL, under the writer's lock.  Returns the
+ * bytes appended, -1 with an exception, or U8P_NEED_CODEC when the str has a
+ * surrogate (the caller takes the ordinary path, which applies the handler).
+ * The writer is unchanged unless it succeeds.
+ */
+static Py_ssize_t
+writer_put_big(WriterObject *w, const u8p_str *v)
+{
+    size_t nsurr = 0;
+    Py_ssize_t body, pw, got;
+    uint8_t *dst;
+
+    if (u8p_objlock_enter(&w->nogil) < 0)
+        return -1;
+    if (v->ascii) {
+        body = v->n;
+    }
+    else {
+        size_t len;
+        Py_BEGIN_ALLOW_THREADS
+        len = u8p_body_length_nogil(v, &nsurr);
+        Py_END_ALLOW_THREADS
+        body = (Py_ssize_t)len;
+    }
+    if (nsurr != 0) {
+        u8p_objlock_exit(&w->nogil);
+        return U8P_NEED_CODEC;
+    }
+    if ((uint64_t)body > u8p_prefix_max(w->prefix)) {
+        u8p_objlock_exit(&w->nogil);
+        return too_long(w, (uint64_t)body);
+    }
+    pw = (Py_ssize_t)u8p_prefix_size(w->prefix, (uint64_t)body);
+    if (u8p_writer_reserve(w, pw + body) < 0) {
+        u8p_objlock_exit(&w->nogil);
+        return -1;
+    }
+    dst = w->buf + w->len;
+    u8p_prefix_write(w->prefix, dst, (uint64_t)body);
+    Py_BEGIN_ALLOW_THREADS
+    got = u8p_body_encode(v, U8P_ERR_STRICT, dst + pw); /* surrogate-free: no Python */
+    Py_END_ALLOW_THREADS
+    u8p_objlock_exit(&w->nogil);
+    if (got != body) {
+        PyErr_SetString(PyExc_SystemError, "utf8pfx: length and encoding kernels disagree");
+        return -1;
+    }
+    w->len += pw + body;
+    return pw + body;
+}
+
 static PyObject *
 Writer_write_string(WriterObject *self, PyObject *s)
 {
     Py_ssize_t r;
+    W_WAIT(self);
     if (u8p_writer_check_idle(self) < 0)
         return NULL;
+    if (PyUnicode_Check(s)) {
+        u8p_str v;
+        if (u8p_str_view(s, &v, "write_string() argument") < 0)
+            return NULL;
+        if (u8p_str_is_big(&v) && !(self->enc == U8P_ENC_MUTF8 && u8p_mutf8_differs(&v))) {
+            r = writer_put_big(self, &v);
+            if (r != U8P_NEED_CODEC)
+                return r < 0 ? NULL : PyLong_FromSsize_t(r);
+        }
+    }
     r = writer_put_str(self, s, "write_string() argument");
     return r < 0 ? NULL : PyLong_FromSsize_t(r);
 }
@@ -312,6 +385,7 @@ Writer_write_strings(WriterObject *self, PyObject *items)
 {
     Py_ssize_t start = self->len, idx = 0;
     char what[64];
+    W_WAIT(self);
 
     if (u8p_writer_check_idle(self) < 0)
         return NULL;
@@ -374,6 +448,7 @@ Writer_write_vint(WriterObject *self, PyObject *arg)
 {
     uint64_t n;
     Py_ssize_t k;
+    W_WAIT(self);
     if (u8p_parse_u64(arg, &n, "write_vint") < 0 || u8p_writer_check_idle(self) < 0)
         return NULL;
     if (u8p_writer_reserve(self, (Py_ssize_t)u8p_vint_size(n)) < 0)
@@ -391,6 +466,7 @@ writer_put_buffer(WriterObject *self, PyObject *arg, int prefixed)
 {
     Py_buffer view;
     Py_ssize_t r, pw = 0, n;
+    W_WAIT(self);
 
     if (u8p_writer_check_idle(self) < 0)
         return NULL;
@@ -456,6 +532,7 @@ Writer_write_raw(WriterObject *self, PyObject *arg)
 static PyObject *
 Writer_getvalue(WriterObject *self, PyObject *Py_UNUSED(ignored))
 {
+    W_WAIT(self);
     return PyBytes_FromStringAndSize((const char *)(self->buf ? self->buf : &empty_byte),
                                      self->len);
 }
@@ -463,6 +540,7 @@ Writer_getvalue(WriterObject *self, PyObject *Py_UNUSED(ignored))
 static PyObject *
 Writer_clear(WriterObject *self, PyObject *Py_UNUSED(ignored))
 {
+    W_WAIT(self);
     if (u8p_writer_check_idle(self) < 0)
         return NULL;
     if (self->exports > 0) {
@@ -479,6 +557,7 @@ static PyObject *
 Writer_reserve(WriterObject *self, PyObject *arg)
 {
     Py_ssize_t n = PyNumber_AsSsize_t(arg, PyExc_OverflowError);
+    W_WAIT(self);
     if (n == -1 && PyErr_Occurred())
         return NULL;
     if (n < 0) {
@@ -510,6 +589,7 @@ Writer_setstate(WriterObject *self, PyObject *state)
     PyObject *value, *errors;
     u8p_errors eh;
     Py_buffer view;
+    W_WAIT(self);
     if (!PyTuple_Check(state) || PyTuple_GET_SIZE(state) != 2) {
         PyErr_SetString(PyExc_TypeError,
                         "BufferWriter.__setstate__() expects a (bytes, errors) tuple");
@@ -542,12 +622,14 @@ Writer_setstate(WriterObject *self, PyObject *state)
 static PyObject *
 Writer_sizeof(WriterObject *self, PyObject *Py_UNUSED(ignored))
 {
+    W_WAIT(self);
     return PyLong_FromSsize_t((Py_ssize_t)Py_TYPE(self)->tp_basicsize + self->cap);
 }
 
 static PyObject *
 Writer_get_capacity(WriterObject *self, void *Py_UNUSED(closure))
 {
+    W_WAIT(self);
     return PyLong_FromSsize_t(self->cap);
 }
 
@@ -572,6 +654,7 @@ Writer_get_encoding(WriterObject *self, void *Py_UNUSED(closure))
 static Py_ssize_t
 Writer_length(WriterObject *self)
 {
+    W_WAIT(self);
     return self->len;
 }
 
@@ -579,6 +662,7 @@ static PyObject *
 Writer_repr(WriterObject *self)
 {
     PyObject *p = u8p_prefix_name(self->prefix), *r;
+    W_WAIT(self);
     if (p == NULL)
         return NULL;
     r = PyUnicode_FromFormat("<%s len=%zd capacity=%zd errors=%R prefix=%R encoding='%s'>",
@@ -591,7 +675,9 @@ Writer_repr(WriterObject *self)
 static int
 Writer_getbuffer(WriterObject *self, Py_buffer *view, int flags)
 {
-    void *p = self->buf ? (void *)self->buf : (void *)&empty_byte;
+    void *p;
+    W_WAIT(self);
+    p = self->buf ? (void *)self->buf : (void *)&empty_byte;
     if (self->busy) {
         /* a view taken mid-batch would show bytes a rollback takes back */
         PyErr_SetString(PyExc_BufferError,
@@ -640,6 +726,8 @@ Writer_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
     self->buf = NULL;
     self->len = self->cap = self->exports = 0;
     self->busy = 0;
+    self->nogil.lock = NULL;
+    self->nogil.held = 0;
     self->eh = eh;
     self->prefix = pf;
     self->enc = enc;
@@ -664,9 +752,19 @@ Writer_dealloc(WriterObject *self)
 {
     PyTypeObject *tp = Py_TYPE(self);
     PyMem_Free(self->buf);
+    u8p_objlock_free(&self->nogil);
     Py_XDECREF(self->errors);
     tp->tp_free((PyObject *)self);
     Py_DECREF(tp);
+}
+
+/* write_arrow (arrow.c) behind the writer's lock. */
+static PyObject *
+Writer_write_arrow(WriterObject *self, PyObject *const *args, Py_ssize_t nargs,
+                   PyObject *kwnames)
+{
+    W_WAIT(self);
+    return u8p_writer_write_arrow(self, args, nargs, kwnames);
 }
 
 static PyMethodDef Writer_methods[] = {
@@ -676,7 +774,7 @@ static PyMethodDef Writer_methods[] = {
     {"write_strings", (PyCFunction)Writer_write_strings, METH_O,
      "write_strings($self, iterable, /)\n--\n\nwrite_string() for each item, all or nothing.\n"
      "Return the total number of bytes appended."},
-    {"write_arrow", (PyCFunction)(void (*)(void))u8p_writer_write_arrow,
+    {"write_arrow", (PyCFunction)(void (*)(void))Writer_write_arrow,
      METH_FASTCALL | METH_KEYWORDS,
      "write_arrow($self, array, /, *, nulls='error')\n--\n\n"
      "Append one record per value of an Arrow utf8, large_utf8 or string_view array or\n"
