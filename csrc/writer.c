@@ -154,18 +154,74 @@ writer_put_mutf8(WriterObject *w, const u8p_str *v)
  * that is backfilled.  Else it is counted, the buffer grows (at most once)
  * to the exact size, and the UTF-8 is encoded straight into place.
  */
-static Py_ssize_t
+/* n <= 32 bytes, no call to memcpy (a libc call for a variable length):
+ * two overlapping loads and stores that never touch a byte outside
+ * [src, src + n) and [dst, dst + n). */
+static inline void
+copy_short(uint8_t *dst, const uint8_t *src, Py_ssize_t n)
+{
+    if (n >= 16) {
+        uint64_t a, b, c, d;
+        memcpy(&a, src, 8);
+        memcpy(&b, src + 8, 8);
+        memcpy(&c, src + n - 16, 8);
+        memcpy(&d, src + n - 8, 8);
+        memcpy(dst, &a, 8);
+        memcpy(dst + 8, &b, 8);
+        memcpy(dst + n - 16, &c, 8);
+        memcpy(dst + n - 8, &d, 8);
+    }
+    else if (n >= 8) {
+        uint64_t a, b;
+        memcpy(&a, src, 8);
+        memcpy(&b, src + n - 8, 8);
+        memcpy(dst, &a, 8);
+        memcpy(dst + n - 8, &b, 8);
+    }
+    else if (n >= 4) {
+        uint32_t a, b;
+        memcpy(&a, src, 4);
+        memcpy(&b, src + n - 4, 4);
+        memcpy(dst, &a, 4);
+        memcpy(dst + n - 4, &b, 4);
+    }
+    else if (n > 0) {
+        dst[0] = src[0];
+        dst[n >> 1] = src[n >> 1];
+        dst[n - 1] = src[n - 1];
+    }
+}
+
+static inline void
+copy_body(uint8_t *dst, const void *src, Py_ssize_t n)
+{
+    if (n <= 32)
+        copy_short(dst, (const uint8_t *)src, n);
+    else
+        memcpy(dst, src, (size_t)n);
+}
+
+static Py_ssize_t writer_put_view(WriterObject *w, const u8p_str *vp);
+
+static inline Py_ssize_t
 writer_put_str(WriterObject *w, PyObject *obj, const char *what)
 {
     u8p_str v;
-    Py_ssize_t pw, body, maxb;
-    uint8_t *dst;
-    const u8p_prefix pf = w->prefix;
-
-    if (obj == Py_None && u8p_prefix_has_null(pf))
+    if (obj == Py_None && u8p_prefix_has_null(w->prefix))
         return u8p_writer_put_null(w);
     if (u8p_str_view(obj, &v, what[0] ? what : "write_strings() item") < 0)
         return -1;
+    return writer_put_view(w, &v);
+}
+
+/* writer_put_str after the view (the str is known good). */
+static inline Py_ssize_t
+writer_put_view(WriterObject *w, const u8p_str *vp)
+{
+    const u8p_str v = *vp;
+    Py_ssize_t pw, body, maxb;
+    uint8_t *dst;
+    const u8p_prefix pf = w->prefix;
 
     if (w->enc == U8P_ENC_MUTF8 && u8p_mutf8_differs(&v))
         return writer_put_mutf8(w, &v);
@@ -175,7 +231,7 @@ writer_put_str(WriterObject *w, PyObject *obj, const char *what)
             dst = w->buf + w->len;
             if (pf == U8P_PFX_VARINT) {
                 dst[0] = (uint8_t)v.n;
-                memcpy(dst + 1, v.data, (size_t)v.n);
+                copy_body(dst + 1, v.data, v.n);
                 w->len += v.n + 1;
                 return v.n + 1;
             }
@@ -196,7 +252,7 @@ writer_put_str(WriterObject *w, PyObject *obj, const char *what)
                     pw = (Py_ssize_t)u8p_prefix_write(pf, dst, (uint64_t)v.n);
                     break;
                 }
-                memcpy(dst + pw, v.data, (size_t)v.n);
+                copy_body(dst + pw, v.data, v.n);
                 w->len += pw + v.n;
                 return pw + v.n;
             }
@@ -331,6 +387,8 @@ Writer_write_string(WriterObject *self, PyObject *s)
             if (r != U8P_NEED_CODEC)
                 return r < 0 ? NULL : PyLong_FromSsize_t(r);
         }
+        r = writer_put_view(self, &v);
+        return r < 0 ? NULL : PyLong_FromSsize_t(r);
     }
     r = writer_put_str(self, s, "write_string() argument");
     return r < 0 ? NULL : PyLong_FromSsize_t(r);
@@ -355,6 +413,11 @@ writer_presize(WriterObject *w, PyObject *seq)
     PyObject **items = PySequence_Fast_ITEMS(seq);
 
     if (n < PRESIZE_MIN_ITEMS || w->exports > 0)
+        return;
+    /* A writer with room for 32 bytes per item (names, keys, labels: a
+     * reused writer) is left alone without a walk over the str headers:
+     * the walk costs more than the rare growth it would save. */
+    if (n <= (w->cap - w->len) / 32)
         return;
     for (i = 0; i < n; i++) {
         PyObject *s = items[i];
