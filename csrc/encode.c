@@ -7,6 +7,9 @@
  * (11 code points on average) costs less than a SIMD kernel's set-up and
  * the indirect call.  Measured on the corpus names (bench/short.py). */
 #define SHORT_CP 16
+#ifndef U8P_SHORT_ON
+#define U8P_SHORT_ON 0
+#endif
 
 #define IS_SURROGATE(c) (((c) & 0xFFFFF800u) == 0xD800u)
 
@@ -180,7 +183,7 @@ u8p_body_encode(const u8p_str *v, u8p_errors eh, uint8_t *dst)
             memcpy(dst, v->data, n);
         return (Py_ssize_t)n;
     }
-    if (n <= SHORT_CP) {
+    if (U8P_SHORT_ON && n <= SHORT_CP) {
         size_t done = 0;
         if (v->kind == PyUnicode_1BYTE_KIND)
             return (Py_ssize_t)u8p_enc_ucs1_nobranch((const uint8_t *)v->data, n, dst);

@@ -98,7 +98,8 @@ int u8p_body_encode_counted(const u8p_str *v, u8p_errors eh, uint8_t *dst, Py_ss
 static inline int
 u8p_str_is_big(const u8p_str *v)
 {
-    return v->n >= U8P_NOGIL_MIN / v->kind;
+    /* kind 1, 2, 4 -> shift 0, 1, 2: n * kind >= U8P_NOGIL_MIN, no division */
+    return v->n >= (U8P_NOGIL_MIN >> (v->kind >> 1));
 }
 
 /*

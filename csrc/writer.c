@@ -33,6 +33,19 @@
  * runs a GIL-free write_string on this writer. */
 #define W_WAIT(self) u8p_objlock_wait(&(self)->nogil)
 
+/* The per-string path is inlined into each method's loop; the rare large
+ * path stays out of it. */
+#if defined(__GNUC__) || defined(__clang__)
+#define W_HOT static inline __attribute__((always_inline))
+#define W_COLD static __attribute__((noinline, cold))
+#elif defined(_MSC_VER)
+#define W_HOT static __forceinline
+#define W_COLD static __declspec(noinline)
+#else
+#define W_HOT static inline
+#define W_COLD static
+#endif
+
 static uint8_t empty_byte;
 
 /* Grows so that `extra` more bytes fit after len.  Growth is geometric. */
@@ -195,15 +208,17 @@ copy_short(uint8_t *dst, const uint8_t *src, Py_ssize_t n)
 static inline void
 copy_body(uint8_t *dst, const void *src, Py_ssize_t n)
 {
+#ifdef U8P_COPY_SHORT
     if (n <= 32)
         copy_short(dst, (const uint8_t *)src, n);
     else
+#endif
         memcpy(dst, src, (size_t)n);
 }
 
-static Py_ssize_t writer_put_view(WriterObject *w, const u8p_str *vp);
+W_HOT Py_ssize_t writer_put_view(WriterObject *w, const u8p_str *v);
 
-static inline Py_ssize_t
+W_HOT Py_ssize_t
 writer_put_str(WriterObject *w, PyObject *obj, const char *what)
 {
     u8p_str v;
@@ -215,10 +230,10 @@ writer_put_str(WriterObject *w, PyObject *obj, const char *what)
 }
 
 /* writer_put_str after the view (the str is known good). */
-static inline Py_ssize_t
+W_HOT Py_ssize_t
 writer_put_view(WriterObject *w, const u8p_str *vp)
 {
-    const u8p_str v = *vp;
+#define v (*vp)
     Py_ssize_t pw, body, maxb;
     uint8_t *dst;
     const u8p_prefix pf = w->prefix;
@@ -306,6 +321,7 @@ writer_put_view(WriterObject *w, const u8p_str *vp)
         return -1;
     w->len += pw + body;
     return pw + body;
+#undef v
 }
 
 /* The same for other glue files (declared in writer.h); the methods below
@@ -325,7 +341,7 @@ u8p_writer_put_str(WriterObject *w, PyObject *obj, const char *what)
  * surrogate (the caller takes the ordinary path, which applies the handler).
  * The writer is unchanged unless it succeeds.
  */
-static Py_ssize_t
+W_COLD Py_ssize_t
 writer_put_big(WriterObject *w, const u8p_str *v)
 {
     size_t nsurr = 0;
@@ -382,7 +398,8 @@ Writer_write_string(WriterObject *self, PyObject *s)
         u8p_str v;
         if (u8p_str_view(s, &v, "write_string() argument") < 0)
             return NULL;
-        if (u8p_str_is_big(&v) && !(self->enc == U8P_ENC_MUTF8 && u8p_mutf8_differs(&v))) {
+        if (v.n >= U8P_NOGIL_MIN / 4 && u8p_str_is_big(&v) &&
+            !(self->enc == U8P_ENC_MUTF8 && u8p_mutf8_differs(&v))) {
             r = writer_put_big(self, &v);
             if (r != U8P_NEED_CODEC)
                 return r < 0 ? NULL : PyLong_FromSsize_t(r);
