@@ -1,15 +1,5 @@
 /* str -> UTF-8 body under an error handler: see encode.h. */
 #include "encode.h"
-#include "kernels/scalar_inl.h"
-
-/* Up to this many code points a non-ASCII body is encoded by the scalar
- * loops inlined here rather than through the kernel table: a short name
- * (11 code points on average) costs less than a SIMD kernel's set-up and
- * the indirect call.  Measured on the corpus names (bench/short.py). */
-#define SHORT_CP 16
-#ifndef U8P_SHORT_ON
-#define U8P_SHORT_ON 0
-#endif
 
 #define IS_SURROGATE(c) (((c) & 0xFFFFF800u) == 0xD800u)
 
@@ -182,18 +172,6 @@ u8p_body_encode(const u8p_str *v, u8p_errors eh, uint8_t *dst)
         if (n)
             memcpy(dst, v->data, n);
         return (Py_ssize_t)n;
-    }
-    if (U8P_SHORT_ON && n <= SHORT_CP) {
-        size_t done = 0;
-        if (v->kind == PyUnicode_1BYTE_KIND)
-            return (Py_ssize_t)u8p_enc_ucs1_nobranch((const uint8_t *)v->data, n, dst);
-        if (v->kind == PyUnicode_2BYTE_KIND)
-            d += u8p_scalar_enc_ucs2((const uint16_t *)v->data, n, d, &done);
-        else
-            d += u8p_scalar_enc_ucs4((const uint32_t *)v->data, n, d, &done);
-        if (done == n)
-            return (Py_ssize_t)(d - dst);
-        d = dst; /* a surrogate: the loop below applies the handler */
     }
     if (v->kind == PyUnicode_1BYTE_KIND)
         return (Py_ssize_t)u8p_K->enc_ucs1((const uint8_t *)v->data, n, dst);

@@ -208,11 +208,9 @@ copy_short(uint8_t *dst, const uint8_t *src, Py_ssize_t n)
 static inline void
 copy_body(uint8_t *dst, const void *src, Py_ssize_t n)
 {
-#ifdef U8P_COPY_SHORT
     if (n <= 32)
         copy_short(dst, (const uint8_t *)src, n);
     else
-#endif
         memcpy(dst, src, (size_t)n);
 }
 
