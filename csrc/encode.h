@@ -55,6 +55,68 @@ u8p_str_view(PyObject *obj, u8p_str *v, const char *what)
     return 0;
 }
 
+/* n <= 32 bytes, no call to memcpy (a libc call for a variable length):
+ * overlapping 4/8-byte loads and stores that never touch a byte outside
+ * [src, src + n) and [dst, dst + n). */
+static inline void
+u8p_copy_short(uint8_t *dst, const uint8_t *src, Py_ssize_t n)
+{
+    if (n >= 16) {
+        uint64_t a, b, c, d;
+        memcpy(&a, src, 8);
+        memcpy(&b, src + 8, 8);
+        memcpy(&c, src + n - 16, 8);
+        memcpy(&d, src + n - 8, 8);
+        memcpy(dst, &a, 8);
+        memcpy(dst + 8, &b, 8);
+        memcpy(dst + n - 16, &c, 8);
+        memcpy(dst + n - 8, &d, 8);
+    }
+    else if (n >= 8) {
+        uint64_t a, b;
+        memcpy(&a, src, 8);
+        memcpy(&b, src + n - 8, 8);
+        memcpy(dst, &a, 8);
+        memcpy(dst + n - 8, &b, 8);
+    }
+    else if (n >= 4) {
+        uint32_t a, b;
+        memcpy(&a, src, 4);
+        memcpy(&b, src + n - 4, 4);
+        memcpy(dst, &a, 4);
+        memcpy(dst + n - 4, &b, 4);
+    }
+    else if (n > 0) {
+        dst[0] = src[0];
+        dst[n >> 1] = src[n >> 1];
+        dst[n - 1] = src[n - 1];
+    }
+}
+
+/* Whether n <= 32 bytes are all below 0x80, with the same overlapping loads
+ * (no loop over the bytes). */
+static inline int
+u8p_short_is_ascii(const uint8_t *p, Py_ssize_t n)
+{
+    uint64_t a, b, c = 0, d = 0;
+    if (n >= 8) {
+        memcpy(&a, p, 8);
+        memcpy(&b, p + n - 8, 8);
+        if (n > 16) {
+            memcpy(&c, p + 8, 8);
+            memcpy(&d, p + n - 16, 8);
+        }
+        return !((a | b | c | d) & 0x8080808080808080ULL);
+    }
+    if (n >= 4) {
+        uint32_t x, y;
+        memcpy(&x, p, 4);
+        memcpy(&y, p + n - 4, 4);
+        return !((x | y) & 0x80808080u);
+    }
+    return n == 0 || !((p[0] | p[n >> 1] | p[n - 1]) & 0x80);
+}
+
 /* Upper bound of body bytes per code point for the C-handled handlers. */
 static inline Py_ssize_t
 u8p_max_bytes_per_cp(const u8p_str *v)

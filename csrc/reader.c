@@ -436,17 +436,13 @@ decode_payload(const rd_ctx *c, Py_ssize_t off, Py_ssize_t n)
 
     if (n == 0)
         return PyUnicode_New(0, 0);
-    if (n <= 16) { /* short: ASCII check inline, no kernel call */
-        uint8_t acc = 0;
-        Py_ssize_t i;
-        for (i = 0; i < n; i++)
-            acc |= p[i];
-        if (acc < 0x80) {
+    if (n <= 32) { /* short: ASCII check and copy inline, no call */
+        if (u8p_short_is_ascii(p, n)) {
             if (n == 1) /* CPython's shared 1-char singletons */
                 return PyUnicode_FromOrdinal(p[0]);
             s = PyUnicode_New(n, 0x7F);
             if (s != NULL)
-                memcpy(PyUnicode_1BYTE_DATA(s), p, (size_t)n);
+                u8p_copy_short(PyUnicode_1BYTE_DATA(s), p, n);
             return s;
         }
     }

@@ -167,49 +167,11 @@ writer_put_mutf8(WriterObject *w, const u8p_str *v)
  * that is backfilled.  Else it is counted, the buffer grows (at most once)
  * to the exact size, and the UTF-8 is encoded straight into place.
  */
-/* n <= 32 bytes, no call to memcpy (a libc call for a variable length):
- * two overlapping loads and stores that never touch a byte outside
- * [src, src + n) and [dst, dst + n). */
-static inline void
-copy_short(uint8_t *dst, const uint8_t *src, Py_ssize_t n)
-{
-    if (n >= 16) {
-        uint64_t a, b, c, d;
-        memcpy(&a, src, 8);
-        memcpy(&b, src + 8, 8);
-        memcpy(&c, src + n - 16, 8);
-        memcpy(&d, src + n - 8, 8);
-        memcpy(dst, &a, 8);
-        memcpy(dst + 8, &b, 8);
-        memcpy(dst + n - 16, &c, 8);
-        memcpy(dst + n - 8, &d, 8);
-    }
-    else if (n >= 8) {
-        uint64_t a, b;
-        memcpy(&a, src, 8);
-        memcpy(&b, src + n - 8, 8);
-        memcpy(dst, &a, 8);
-        memcpy(dst + n - 8, &b, 8);
-    }
-    else if (n >= 4) {
-        uint32_t a, b;
-        memcpy(&a, src, 4);
-        memcpy(&b, src + n - 4, 4);
-        memcpy(dst, &a, 4);
-        memcpy(dst + n - 4, &b, 4);
-    }
-    else if (n > 0) {
-        dst[0] = src[0];
-        dst[n >> 1] = src[n >> 1];
-        dst[n - 1] = src[n - 1];
-    }
-}
-
 static inline void
 copy_body(uint8_t *dst, const void *src, Py_ssize_t n)
 {
     if (n <= 32)
-        copy_short(dst, (const uint8_t *)src, n);
+        u8p_copy_short(dst, (const uint8_t *)src, n);
     else
         memcpy(dst, src, (size_t)n);
 }

@@ -80,3 +80,32 @@ def test_short_ascii_every_preset(prefix):
         r = utf8pfx.BufferReader(w.getvalue(), prefix=prefix)
         assert r.read_string() == s and r.remaining == 0
         assert w.getvalue() == utf8pfx.encode(s, prefix=prefix)
+
+
+@pytest.mark.parametrize("errors", ["strict", "replace", "surrogateescape"])
+def test_reader_short_payloads_every_high_byte_position(errors):
+    """The reader's inline ASCII check (overlapping loads, payloads <= 32
+    bytes) must see a byte >= 0x80 at every position: valid 2-byte
+    sequences decode, invalid bytes raise or go to the handler exactly as
+    bytes.decode does."""
+    for n in range(0, 41):
+        base = bytes(b"abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGH"[:n])
+        cases = [base]
+        for i in range(n):
+            cases.append(base[:i] + b"\xff" + base[i + 1:])
+            if i + 1 < n:
+                cases.append(base[:i] + "é".encode() + base[i + 2:])
+        for payload in cases:
+            blob = vint(len(payload)) + payload + b"\x01z"
+            r = utf8pfx.BufferReader(blob, errors=errors)
+            try:
+                want = payload.decode("utf-8", errors)
+            except UnicodeDecodeError as ce:
+                with pytest.raises(UnicodeDecodeError) as ei:
+                    r.read_string()
+                assert (ei.value.start, ei.value.end) == (ce.start, ce.end)
+                assert r.position == 0
+                continue
+            assert r.read_string() == want
+            assert r.read_string() == "z"
+            assert utf8pfx.BufferReader(blob, errors=errors).read_strings() == [want, "z"]
