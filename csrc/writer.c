@@ -386,8 +386,9 @@ Writer_write_string(WriterObject *self, PyObject *s)
 static void
 writer_presize(WriterObject *w, PyObject *seq)
 {
-    Py_ssize_t i, n = PySequence_Fast_GET_SIZE(seq), least = 0, worst = 0;
+    Py_ssize_t i, n = PySequence_Fast_GET_SIZE(seq), body = 0, wbody = 0, worst = 0;
     PyObject **items = PySequence_Fast_ITEMS(seq);
+    const u8p_prefix pf = w->prefix;
 
     if (n < PRESIZE_MIN_ITEMS || w->exports > 0)
         return;
@@ -396,6 +397,8 @@ writer_presize(WriterObject *w, PyObject *seq)
      * the walk costs more than the rare growth it would save. */
     if (n <= (w->cap - w->len) / 32)
         return;
+    /* First walk: the fewest and the most body bytes, no prefix arithmetic
+     * (the prefixes take at least u8p_prefix_size(pf, 0) each). */
     for (i = 0; i < n; i++) {
         PyObject *s = items[i];
         Py_ssize_t len;
@@ -406,17 +409,25 @@ writer_presize(WriterObject *w, PyObject *seq)
             return;
 #endif
         len = PyUnicode_GET_LENGTH(s);
-        least += (Py_ssize_t)u8p_prefix_size(w->prefix, (uint64_t)len) + len;
-        if (!PyUnicode_IS_ASCII(s))
-            len *= (Py_ssize_t)PyUnicode_KIND(s) + 1;
-        worst += (Py_ssize_t)u8p_prefix_size(w->prefix, (uint64_t)len) + len;
-        if (worst > PRESIZE_MAX_BYTES)
+        body += len;
+        wbody += PyUnicode_IS_ASCII(s) ? len : len * ((Py_ssize_t)PyUnicode_KIND(s) + 1);
+        if (wbody > PRESIZE_MAX_BYTES)
             return;
     }
     /* Grow now only if the batch cannot fit as it is (short of "ignore"
-     * dropping surrogates): then grow once, for the worst case.  A writer
+     * dropping surrogates): then grow once, for the worst case, which a
+     * second walk (only then) sums with the exact prefix widths.  A writer
      * with room for the batch is left alone. */
-    if (least > w->cap - w->len && u8p_writer_reserve(w, worst) < 0)
+    if (body + n * (Py_ssize_t)u8p_prefix_size(pf, 0) <= w->cap - w->len)
+        return;
+    for (i = 0; i < n; i++) {
+        PyObject *s = items[i];
+        Py_ssize_t len = PyUnicode_GET_LENGTH(s);
+        if (!PyUnicode_IS_ASCII(s))
+            len *= (Py_ssize_t)PyUnicode_KIND(s) + 1;
+        worst += (Py_ssize_t)u8p_prefix_size(pf, (uint64_t)len) + len;
+    }
+    if (u8p_writer_reserve(w, worst) < 0)
         PyErr_Clear(); /* the writes below report any real failure */
 }
 
