@@ -6,9 +6,18 @@ SIMD kernels select their instruction set per function (target attributes),
 so the whole tree builds with one set of flags and runs on any CPU of the
 architecture; the best kernel is chosen at import.
 
+Compilers: gcc and clang get -O3 and warnings; the x86 SIMD kernels use
+gcc/clang target attributes and the aarch64 NEON kernel gcc/clang's
+arm_neon.h, both behind `#if defined(__GNUC__) || defined(__clang__)` guards
+in csrc/kernels (simd_internal.h, decode_x86.c), so MSVC, which defines
+neither, compiles those files to nothing and uses the scalar kernels (clang-cl
+defines __clang__ and keeps the SIMD ones).  MSVC gets /O2 and /W3; the
+kernel files must keep compiling with neither macro defined (.ci/steps/
+50-packaging.sh checks that with clang in MSVC mode).
+
 Environment:
-  UTF8PFX_WERROR=1   add -Werror (CI builds this way)
-  UTF8PFX_DEBUG=1    build with -O0 -g and assertions
+  UTF8PFX_WERROR=1   warnings are errors (-Werror, MSVC /WX; CI builds this way)
+  UTF8PFX_DEBUG=1    build with -O0 -g and assertions (MSVC: /Od /Zi)
 """
 import os
 import sys
@@ -30,7 +39,14 @@ class BuildExt(build_ext):
         ctype = self.compiler.compiler_type
         for ext in self.extensions:
             if ctype == "msvc":
-                ext.extra_compile_args += ["/O2", "/W3"]
+                args = ["/W3", "/utf-8"]
+                if os.environ.get("UTF8PFX_DEBUG") == "1":
+                    args += ["/Od", "/Zi", "/UNDEBUG"]
+                else:
+                    args += ["/O2"]
+                if os.environ.get("UTF8PFX_WERROR") == "1":
+                    args += ["/WX"]
+                ext.extra_compile_args += args
                 continue
             args = ["-Wall", "-Wextra", "-fvisibility=hidden"]
             if os.environ.get("UTF8PFX_DEBUG") == "1":

@@ -350,7 +350,7 @@ def check(wl: Workload, approaches):
                          "pure-Python blob")
 
 
-# --- issue 10: wire-format presets (python -m bench --presets) -----------------
+# --- wire-format presets (python -m bench --presets) -----------------
 # The same strings through every prefix= preset (and u16be with
 # encoding="mutf-8"), each beside "varint" in the same run: write_strings on a
 # pre-sized writer (b:), write_string per call (w:), and

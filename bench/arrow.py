@@ -1,4 +1,4 @@
-"""Arrow in / Arrow out benchmark (issue 12): utf8pfx's Arrow path against
+"""Arrow in / Arrow out benchmark: utf8pfx's Arrow path against
 what a user has to do without it, on the names of the shared corpus
 (../shared/corpus/cldr_names.tsv, or $UTF8PFX_CORPUS_DIR/cldr_names.tsv)
 repeated to a million values.
@@ -23,7 +23,7 @@ Arrow out (the input is the blob of those values):
   via_list     pyarrow.array(BufferReader(blob).read_strings())  (today)
   read_strings BufferReader(blob).read_strings()  (the str list alone)
   copy_blob    floor: memcpy of the blob into an existing buffer
-Targets (issue 12): arrow >= 10x faster than pylist; arrow <= 3x copy;
+Targets: arrow >= 10x faster than pylist; arrow <= 3x copy;
 decode_arrow >= 20x faster than via_list.
 """
 import argparse

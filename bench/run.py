@@ -59,7 +59,7 @@ SUITES = {
                     ("read", "all"), "consumed",
                     "each decodes its serialized input, made once per workload "
                     "before timing"),
-    # issue 10: every prefix= preset beside "varint" on the same strings
+    # every prefix= preset beside "varint" on the same strings
     "presets": Suite(approaches.PRESETS, approaches.check_presets, report.PRESET_MAIN,
                      report.PRESET_RATIOS, report.PRESET_TARGETS, (),
                      ("b:varint", "b:u16be"), "produced",
@@ -84,7 +84,7 @@ def parse(argv):
                    help="the reader suite (decode back into str) instead of "
                         "the writer suite")
     p.add_argument("--presets", action="store_true",
-                   help="the wire-format presets suite (issue 10): every prefix= "
+                   help="the wire-format presets suite: every prefix= "
                         "beside 'varint' on the same strings")
     p.add_argument("--isa", action="store_true",
                    help="also run the utf8pfx rows once per available ISA level "
@@ -327,11 +327,11 @@ def save_pyperf(path, wls, results):
 
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else list(argv)
-    if "--short" in argv:  # short strings, call floors, threads (issue 7): bench/short.py
+    if "--short" in argv:  # short strings, call floors, threads: bench/short.py
         from bench import short
         argv.remove("--short")
         return short.main(argv)
-    if "--arrow" in argv:  # the Arrow in/out suite (issue 12): bench/arrow.py
+    if "--arrow" in argv:  # the Arrow in/out suite: bench/arrow.py
         from bench import arrow
         argv.remove("--arrow")
         return arrow.main(argv)

@@ -1,4 +1,4 @@
-"""Short strings at the cost of a call (issue 7): per-string cost of
+"""Short strings at the cost of a call: per-string cost of
 utf8pfx's writer and reader on real names, beside the call floors and the
 general-purpose serializers, and the two-thread speed-up of large bodies.
 
@@ -16,7 +16,7 @@ Rows, one call per string:
   len        floor: for s in L: len(s)
   count      floor: for s in L: count(s), count = ().count (a bound C method,
              METH_O like write_string, that never reads the str)
-  get        for s in L: get(s), get = {}.get (the issue's "do-nothing bound
+  get        for s in L: get(s), get = {}.get (the targets' "do-nothing bound
              C method"; it hashes the fresh str, so it costs more than count)
   one        for s in L: ws(s), ws = w.write_string (writer cleared, capacity kept)
   encode     for s in L: s.encode()
@@ -403,7 +403,7 @@ def main(argv=None):
     for mod in ("google.protobuf", "msgpack", "msgspec", "orjson", "ormsgpack"):
         x = _try(mod)
         hdr[mod] = getattr(x, "__version__", "?") if x else None
-    print("## Short strings (issue 7)", " ".join(f"{k}={v}" for k, v in hdr.items()))
+    print("## Short strings", " ".join(f"{k}={v}" for k, v in hdr.items()))
     log("bench.short: timing ...")
     res = run_tables(mode, L)
     if args.only:

@@ -5,7 +5,8 @@
  *   functions.c  encode(), utf8_length(), vint_size()
  *   writer.c     BufferWriter
  *   reader.c     BufferReader, decode(), decode_all()
- *   arrow.c      Arrow in/out: write_arrow, read_strings_arrow, decode_arrow, ArrowUtf8Array
+ *   arrow_in.c   BufferWriter.write_arrow (Arrow in)
+ *   arrow_out.c  ArrowUtf8Array, read_strings_arrow, decode_arrow (Arrow out)
  * Shared glue (argument parsing) is in args.c, the str -> UTF-8 body
  * helpers in encode.c; the kernels (no Python.h) in kernels/.
  */

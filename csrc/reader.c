@@ -1146,9 +1146,11 @@ static PyMethodDef Reader_methods[] = {
      "checked, its UTF-8 is not."},
     {"close", (PyCFunction)Reader_close, METH_NOARGS,
      "close($self, /)\n--\n\nRelease the buffer; further reads raise ValueError."},
-    {"__enter__", (PyCFunction)Reader_enter, METH_NOARGS, NULL},
+    {"__enter__", (PyCFunction)Reader_enter, METH_NOARGS,
+     PyDoc_STR("Return the reader itself (for with blocks).")},
     {"__reduce__", (PyCFunction)Reader_reduce, METH_NOARGS, NULL},
-    {"__exit__", (PyCFunction)(void (*)(void))Reader_exit, METH_FASTCALL, NULL},
+    {"__exit__", (PyCFunction)(void (*)(void))Reader_exit, METH_FASTCALL,
+     PyDoc_STR("close() the reader; exceptions are not suppressed.")},
     {NULL, NULL, 0, NULL},
 };
 

@@ -49,7 +49,7 @@ int u8p_rd_record(const rd_ctx *c, Py_ssize_t *pos, Py_ssize_t *payload, Py_ssiz
                   const char *what);
 PyObject *u8p_rd_decode(const rd_ctx *c, Py_ssize_t off, Py_ssize_t n);
 
-/* ---- hooks for further consumers (arrow.c) ---- */
+/* ---- hooks for further consumers (arrow_out.c) ---- */
 
 /* Parses the (n=-1) argument of read_strings-like methods into *limit. */
 int u8p_parse_read_n(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,

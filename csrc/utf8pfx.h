@@ -51,7 +51,7 @@ int u8p_isa_exec(PyObject *module);
 int u8p_functions_exec(PyObject *module);
 int u8p_writer_exec(PyObject *module, u8p_state *st);
 int u8p_reader_exec(PyObject *module, u8p_state *st);
-int u8p_arrow_exec(PyObject *module, u8p_state *st); /* arrow.c */
+int u8p_arrow_exec(PyObject *module, u8p_state *st); /* arrow_out.c */
 
 u8p_state *u8p_get_state(PyObject *module);
 

@@ -64,7 +64,7 @@ Py_ssize_t u8p_writer_put_str(WriterObject *w, PyObject *obj, const char *what);
 Py_ssize_t u8p_writer_put_body(WriterObject *w, const void *p, Py_ssize_t n);
 Py_ssize_t u8p_writer_put_null(WriterObject *w);
 
-/* ---- Arrow in (arrow.c) ---- */
+/* ---- Arrow in (arrow_in.c) ---- */
 
 /* True if obj's type has __arrow_c_array__ or __arrow_c_stream__. */
 int u8p_is_arrow_exporter(PyObject *obj);

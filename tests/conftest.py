@@ -77,5 +77,19 @@ def kernels(request):
 
 
 def pytest_report_header(config):
-    return "utf8pfx kernel levels: %s; hypothesis profile: %s" % (
-        ", ".join(_isa_levels()), getattr(settings, "_current_profile", "?"))
+    lines = ["utf8pfx kernel levels: %s; hypothesis profile: %s" % (
+        ", ".join(_isa_levels()), getattr(settings, "_current_profile", "?"))]
+    # --- issue #8: which levels run natively, which emulated (kernel_report.py)
+    import kernel_report
+    lines.append(kernel_report.header_line())
+    # --- end issue #8
+    return lines
+
+
+# --- issue #8: what the C harnesses ran, natively and emulated
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    import kernel_report
+    terminalreporter.section("kernel levels: native and emulated")
+    for line in kernel_report.summary_lines():
+        terminalreporter.write_line(line)
+# --- end issue #8

@@ -1,48 +1,172 @@
-"""Build and run the C kernel tests with the system C compiler: every SIMD
-level the CPU supports against the scalar reference, no Python involved in
-the kernels.  tests/c/test_kernels.c covers the encoders (str -> UTF-8),
-tests/c/test_decode_kernels.c the decoders.  Skips when no C compiler is
-found."""
+"""Build and run the C kernel harnesses with the system C compiler, no Python
+in the kernels: tests/c/test_kernels.c (encoders, str -> UTF-8) and
+tests/c/test_decode_kernels.c (decoders), each against the scalar reference.
+
+Two builds of every kernel source in csrc/kernels (taken from the files
+present, so new kernel files are picked up):
+
+  native    every table the sources define whose instruction sets this CPU
+            has (all of them on an AVX-512 machine with VBMI2);
+  emulated  the same sources against SIMDe + tests/c/emu (x86-64 only),
+            so every x86 table runs whatever the CPU lacks;
+  native-small  native, with the kernels' short-input cut-offs (below which
+            a SIMD encoder hands the input to the scalar loop) at 1, so the
+            SIMD code runs at every length the harness tries.
+
+Each harness prints which tables ran natively and which emulated; the lines
+are repeated at the end of pytest's output (tests/kernel_report.py).  Both
+builds skip with the reason when the tools are missing (no C compiler, no
+SIMDe: `pip install cmeel-simde`).  tests/c/emu.mk does the same with make.
+"""
 import glob
 import os
-import shutil
 import subprocess
-import sysconfig
 
 import pytest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+import kernel_report
+
+ROOT = kernel_report.ROOT
 KERNELS = os.path.join(ROOT, "csrc", "kernels")
+CDIR = os.path.join(ROOT, "tests", "c")
+
+pytestmark = pytest.mark.skipif(os.name == "nt", reason="the harness uses POSIX guard pages")
+
+HARNESSES = [("test_kernels.c", " 0 mismatches"), ("test_decode_kernels.c", ": 0 failures")]
 
 
-def _compiler():
-    for cand in (os.environ.get("CC"), sysconfig.get_config_var("CC"), "cc", "gcc", "clang"):
-        if not cand:
-            continue
-        exe = cand.split()[0]
-        if shutil.which(exe):
-            return cand.split()
-    return None
+SMALL = ["-DU8P_SIMD_MIN_UNITS=1", "-DU8P_X86_MIN_UNITS_UCS2=1", "-DU8P_SSE_MIN_UNITS_UCS4=1"]
 
 
-@pytest.mark.skipif(os.name == "nt", reason="the harness uses POSIX mmap guard pages")
-@pytest.mark.parametrize(
-    "harness, passed",
-    [("test_kernels.c", " 0 mismatches"), ("test_decode_kernels.c", ": 0 failures")],
-)
-def test_c_kernels(tmp_path, harness, passed):
-    cc = _compiler()
+def _flags(mode):
+    flags = ["-O2", "-Wall", "-Wextra"]
+    if mode == "native-small":
+        flags += SMALL
+    if os.environ.get("UTF8PFX_WERROR") == "1":
+        flags.append("-Werror")
+    if mode == "emulated":
+        flags += ["-march=x86-64", "-mtune=generic", "-Wno-psabi", "-DU8P_EMULATED=1",
+                  "-I" + os.path.join(CDIR, "emu", "include"),
+                  "-I" + kernel_report.simde_include()]
+    return flags + ["-I" + KERNELS]
+
+
+def _run(cmd, **kw):
+    return subprocess.run(cmd, capture_output=True, text=True, **kw)
+
+
+@pytest.fixture(scope="module", params=["native", "emulated", "native-small"])
+def kernel_build(request, tmp_path_factory):
+    """(mode, objects dir, compiler, flags): every csrc/kernels/*.c compiled
+    once per mode, and the list of tables they define (tables.inc)."""
+    mode = request.param
+    cc = kernel_report.compiler()
     if cc is None:
         pytest.skip("no C compiler found")
-    exe = str(tmp_path / "harness")
-    sources = [os.path.join(ROOT, "tests", "c", harness)]
-    sources += sorted(glob.glob(os.path.join(KERNELS, "*.c")))
-    build = subprocess.run(
-        cc + ["-O2", "-Wall", "-Wextra", "-I" + KERNELS] + sources + ["-o", exe],
-        capture_output=True,
-        text=True,
-    )
+    if mode == "emulated":
+        why = kernel_report.emulation_unavailable()
+        if why:
+            pytest.skip("emulated build: " + why)
+    out = tmp_path_factory.mktemp("kernels-" + mode)
+    sources = sorted(glob.glob(os.path.join(KERNELS, "*.c")))
+    assert sources, KERNELS
+    flags = _flags(mode)
+    build = _run(cc + flags + ["-c"] + sources, cwd=str(out))
     assert build.returncode == 0, build.stderr
-    run = subprocess.run([exe], capture_output=True, text=True, timeout=600)
+    objects = sorted(glob.glob(os.path.join(str(out), "*.o")))
+    tables = _run(["sh", os.path.join(CDIR, "gen_tables.sh")] + objects)
+    assert tables.returncode == 0, tables.stderr
+    (out / "tables.inc").write_text(tables.stdout)
+    return mode, out, cc, flags, objects
+
+
+@pytest.mark.parametrize("harness, passed", HARNESSES)
+def test_c_kernels(kernel_build, harness, passed):
+    mode, out, cc, flags, objects = kernel_build
+    exe = str(out / harness.replace(".c", ""))
+    inc = '-DU8P_TABLES_INC="%s"' % (out / "tables.inc")
+    build = _run(cc + flags + [inc, os.path.join(CDIR, harness)] + objects + ["-o", exe])
+    assert build.returncode == 0, build.stderr
+    if mode == "emulated":  # nothing native may hide in an emulated pass
+        base = _run(["sh", os.path.join(CDIR, "emu", "baseline_check.sh"), exe])
+        assert base.returncode == 0, base.stdout + base.stderr
+    run = _run([exe], timeout=900)
     assert run.returncode == 0, run.stdout + run.stderr
     assert passed in run.stdout, run.stdout
+    line = [ln for ln in run.stdout.splitlines() if "kernel tables:" in ln]
+    assert len(line) == 1, run.stdout
+    kernel_report.RESULTS[(harness, mode)] = line[0]
+    # the build ran what it says it ran
+    if mode == "emulated":
+        assert "native: none" in line[0] and "emulated: none" not in line[0], line[0]
+    else:
+        assert "emulated: none" in line[0] and "native: scalar" in line[0], line[0]
+    assert ("cut-offs lowered" in line[0]) == (mode == "native-small"), line[0]
+
+
+def test_dispatch_levels_were_tested_natively():
+    """Every level the Python module can switch to on this CPU (and so
+    every level dispatch may pick) is a table the native C build runs."""
+    try:
+        from utf8pfx import _core
+    except ImportError:
+        pytest.skip("utf8pfx._core not built")
+    cc = kernel_report.compiler()
+    if cc is None:
+        pytest.skip("no C compiler found")
+    if not all((h, "native") in kernel_report.RESULTS
+               for h in ("test_kernels.c", "test_decode_kernels.c")):
+        pytest.skip("the native C harness runs did not happen in this session")
+    for harness, levels in (("test_kernels.c", _core._isa_levels),
+                            ("test_decode_kernels.c", getattr(_core, "_decode_isa_levels", None))):
+        if levels is None:
+            continue
+        line = kernel_report.RESULTS.get((harness, "native"))
+        assert line is not None, harness
+        ran = line.split("native:", 1)[1].split(";", 1)[0].split()
+        for level in levels():
+            assert level in ran, (level, line)
+
+
+def test_emulated_intrinsics_match_native(tmp_path):
+    """Each fill-in of tests/c/emu/u8p_emu.h against the native instruction
+    where the CPU has it (tests/c/test_emu_intrinsics.c)."""
+    why = kernel_report.emulation_unavailable()
+    if why:
+        pytest.skip("emulated build: " + why)
+    exe = str(tmp_path / "test_emu_intrinsics")
+    flags = ["-O2", "-Wall", "-Wextra", "-Wno-psabi"]
+    if os.environ.get("UTF8PFX_WERROR") == "1":
+        flags.append("-Werror")
+    build = _run(kernel_report.compiler() + flags
+                 + ["-I" + os.path.join(CDIR, "emu"), "-I" + kernel_report.simde_include(),
+                    os.path.join(CDIR, "test_emu_intrinsics.c"), "-o", exe])
+    assert build.returncode == 0, build.stderr
+    run = _run([exe], timeout=300)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert ", 0 mismatches" in run.stdout, run.stdout
+    lines = run.stdout.splitlines()
+    compared = [ln for ln in lines if "against the native instruction" in ln]
+    skipped = [ln for ln in lines if "not compared" in ln]
+    assert compared or skipped, run.stdout
+    kernel_report.RESULTS[("test_emu_intrinsics.c", "native")] = (
+        "fill-in intrinsics compared with the native instruction: %d of %d"
+        % (len(compared), len(compared) + len(skipped)))
+
+
+def test_small_builds_reach_every_cut_off():
+    """The native-small build (and make's *-small) lowers exactly the
+    short-input cut-offs the kernel sources define as knobs: one that was
+    renamed would leave its SIMD path untested at short lengths without a
+    word, a new one would be missed."""
+    import re
+
+    knobs = set()
+    for path in glob.glob(os.path.join(KERNELS, "*.[ch]")):
+        with open(path) as f:
+            knobs |= set(re.findall(r"^#ifndef (U8P_\w*MIN_UNITS\w*)", f.read(), re.M))
+    ours = {flag[2:].split("=")[0] for flag in SMALL}
+    assert knobs == ours, (sorted(knobs), sorted(ours))
+    with open(os.path.join(CDIR, "emu.mk")) as f:
+        mk = re.search(r"^SMALL_FLAGS := (.*)$", f.read(), re.M).group(1).split()
+    assert sorted(mk) == sorted(SMALL), (mk, SMALL)

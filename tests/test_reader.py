@@ -1,4 +1,4 @@
-"""BufferReader, decode() and decode_all() (issue 4).
+"""BufferReader, decode() and decode_all().
 
 Reference for every comparison: a pure-Python reader (varint loop +
 bytes.decode).  Kernel-level tests run once per decode level the CPU has.

@@ -1,6 +1,7 @@
 /*
  * Kernel micro-benchmark, no Python: ns per code point and GB/s (of UTF-8
- * output) for every level the CPU supports, on generated text.
+ * output) for every level the CPU supports (and the tables that are not a
+ * level's default: AVX-512 VBMI2), on generated text.
  *
  *   cc -O2 -Icsrc/kernels bench/c/bench_kernels.c csrc/kernels/[a-z]*.c \
  *       -o /tmp/bench_kernels && /tmp/bench_kernels [n_codepoints]
@@ -132,21 +133,24 @@ time_one(const u8p_kernels *k, const void *base, size_t n, int kind, uint8_t *ds
 int
 main(int argc, char **argv)
 {
-    size_t sizes[2] = {4096, 200}, n, i, out;
+    size_t sizes[2] = {4096, 200}, n, i, out, big;
     input ins[5];
     int si, ii, lvl;
     uint8_t *dst;
     void *src;
     if (argc > 1)
         sizes[0] = (size_t)atol(argv[1]);
-    gen(&ins[0], "ascii", 1, sizes[0]);
-    gen(&ins[1], "latin1", 1, sizes[0]);
-    gen(&ins[2], "cyrillic", 2, sizes[0]);
-    gen(&ins[3], "cjk", 2, sizes[0]);
-    gen(&ins[4], "emoji", 4, sizes[0]);
-    dst = malloc(4 * sizes[0] + 64);
-    src = malloc(4 * sizes[0] * NSTR);
-    printf("%-6s %-5s %-9s %6s | %9s %8s | %9s %8s\n", "level", "kind", "input", "n",
+    /* inputs and buffers for the larger size (a first size under 200 used
+     * to overrun them) */
+    big = sizes[0] > sizes[1] ? sizes[0] : sizes[1];
+    gen(&ins[0], "ascii", 1, big);
+    gen(&ins[1], "latin1", 1, big);
+    gen(&ins[2], "cyrillic", 2, big);
+    gen(&ins[3], "cjk", 2, big);
+    gen(&ins[4], "emoji", 4, big);
+    dst = malloc(4 * big + 64);
+    src = malloc(4 * big * NSTR);
+    printf("%-12s %-5s %-9s %6s | %9s %8s | %9s %8s\n", "level", "kind", "input", "n",
            "enc ns/cp", "GB/s", "len ns/cp", "GB/s");
     for (si = 0; si < 2; si++) {
         n = sizes[si];
@@ -161,14 +165,19 @@ main(int argc, char **argv)
                     ((uint32_t *)src)[i] = in->cps[i];
             }
             out = r_enc(&u8p_kernels_scalar, src, n, in->kind, dst) - (in->kind == 1 ? 0 : n);
-            for (lvl = 0; lvl < U8P_ISA_COUNT; lvl++) {
-                const u8p_kernels *k = u8p_kernels_for_level((u8p_isa)lvl);
+            for (lvl = 0; lvl < 2 * U8P_ISA_COUNT; lvl++) {
+                /* every level's table, then the variants (AVX-512 VBMI2) */
+                const u8p_kernels *v[3], *k = NULL;
                 double te, tl;
+                if (lvl < U8P_ISA_COUNT)
+                    k = u8p_kernels_for_level((u8p_isa)lvl);
+                else if (u8p_kernels_variants((u8p_isa)(lvl - U8P_ISA_COUNT), v, 3) > 1)
+                    k = v[1];
                 if (!k)
                     continue;
                 te = time_one(k, src, n, in->kind, dst, 1);
                 tl = time_one(k, src, n, in->kind, dst, 0);
-                printf("%-6s ucs%d  %-9s %6zu | %9.3f %8.2f | %9.3f %8.2f\n", k->name,
+                printf("%-12s ucs%d  %-9s %6zu | %9.3f %8.2f | %9.3f %8.2f\n", k->name,
                        in->kind, in->name, n, te * 1e9 / (double)n, (double)out / te * 1e-9,
                        tl * 1e9 / (double)n, (double)out / tl * 1e-9);
             }

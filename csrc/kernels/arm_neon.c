@@ -2,7 +2,7 @@
  * NEON kernels (aarch64 only, where NEON is architectural: no runtime
  * check; level "sse" in the dispatch order, name "neon").
  *
- * The same scheme as x86_sse.c (read its header comment): 8-unit blocks,
+ * The same scheme as the x86 encoders (x86_enc.c, read its header comment): 8-unit blocks,
  * ASCII narrowed with vmovn, < 0x800 through u8p_shuf2, everything else
  * right-aligned in 32-bit lanes and compacted with u8p_shuf4.  tbl writes 0
  * for out-of-range indices, as pshufb does for 0x80, so the tables are
@@ -110,7 +110,7 @@ neon_len_ucs4(const uint32_t *src, size_t n, size_t *nsurr)
 /* ------------------------------------------------------------ block steps */
 
 /* 8 code points < 0x800 -> 8..16 bytes; stores 16 at d (see enc2x8 in
- * x86_sse.c) */
+ * x86_enc_impl.h) */
 static inline size_t
 enc2x8(uint16x8_t v, uint8_t *d)
 {
@@ -125,7 +125,7 @@ enc2x8(uint16x8_t v, uint8_t *d)
 }
 
 /* 4 code points (no surrogates) -> 4..16 bytes; stores 16 at d (see
- * utf8_lanes in x86_sse.c for the lane layout) */
+ * utf8_lanes in x86_enc_impl.h for the lane layout) */
 static inline size_t
 enc4x4(uint32x4_t c, uint8_t *d)
 {
@@ -202,7 +202,7 @@ neon_enc_ucs1(const uint8_t *src, size_t n, uint8_t *dst)
     return (size_t)(d - dst) + u8p_scalar_enc_ucs1(src + i, n - i, d);
 }
 
-/* see SSE_NEED in x86_sse.c */
+/* units a block needs surrogate-free ahead (the x86 encoders: ENC_NEED) */
 #define NEON_NEED 24
 
 static size_t

@@ -93,9 +93,11 @@ u8p_dec_status u8p_dec_scan_scalar(const uint8_t *src, size_t n,
                                    int allow_surrogates, u8p_scan_result *res);
 
 extern const u8p_dec_kernels u8p_dec_kernels_scalar;
-#if defined(__x86_64__)
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 extern const u8p_dec_kernels u8p_dec_kernels_sse;
 extern const u8p_dec_kernels u8p_dec_kernels_avx2;
+extern const u8p_dec_kernels u8p_dec_kernels_avx512;       /* F + BW */
+extern const u8p_dec_kernels u8p_dec_kernels_avx512_vbmi2; /* + VBMI2 */
 #endif
 
 /*
@@ -103,10 +105,15 @@ extern const u8p_dec_kernels u8p_dec_kernels_avx2;
  * kernels: u8p_select_dec_kernels(cap) returns the best table the CPU
  * supports up to `cap` (NULL/"" = no cap; unknown name = NULL);
  * u8p_dec_kernels_for_level returns one level's table or NULL when the CPU
- * lacks it or it is not compiled (an "avx512" cap currently selects avx2).
+ * lacks it or it is not compiled.  The "avx512" level is the VBMI2 table
+ * where the CPU has VBMI2, else the F + BW one; whether default selection
+ * goes up to it is U8P_DEC_AUTO_AVX512 (decode_dispatch.c).
  */
 const u8p_dec_kernels *u8p_select_dec_kernels(const char *cap);
 const u8p_dec_kernels *u8p_dec_kernels_for_level(u8p_isa level);
+/* Every table of a level the CPU supports, best first (the AVX-512 level
+ * has two), up to max; returns how many.  For tests. */
+int u8p_dec_kernels_variants(u8p_isa level, const u8p_dec_kernels **out, int max);
 
 #ifdef __cplusplus
 }

@@ -1,6 +1,11 @@
 /*
- * x86-64 decode kernels (SSE4.1 and AVX2), selected per function with
- * target attributes so the file builds with the project's common flags.
+ * x86-64 decode kernels: SSE4.1, AVX2 and AVX-512 (F + BW, and a VBMI2
+ * variant), selected per function with target attributes so the file
+ * builds with the project's common flags.  The scan and the transcoders are
+ * written once, in decode_x86_impl.h, over the vector operations of
+ * x86_vec.h, and instantiated here once per width; what differs between
+ * widths is only how lanes are compacted (the emit functions below: pshufb
+ * tables per 128-bit lane, vpermd at AVX2, vpcompress at AVX-512).
  *
  * scan: branch-free UTF-8 validation by nibble lookup ("validating UTF-8 in
  * less than one instruction per byte", Keiser & Lemire 2021; tables derived
@@ -13,22 +18,29 @@
  * the largest byte (its lead decides the PEP 393 class).  On any error the
  * scalar scan runs on the payload for CPython's exact bounds.
  *
- * transcode: a block of 16/32 bytes that is all ASCII is widened with one
- * instruction; otherwise the positions of its lead (non-continuation) bytes
- * come from a movemask and each code point is decoded branch-free from a
- * big-endian 4-byte load: mask the payload bits of its length (looked up by
- * the lead's high nibble), squeeze the 6-bit groups together with two
- * shift/or steps and shift the result down.  Sequences that straddle a block
- * are decoded where their lead is; loads stay inside the payload because the
- * block loop stops 3 bytes early and the tail goes scalar.
+ * transcode: a block of one vector that is all ASCII is widened and stored;
+ * otherwise every position gets the code point of the sequence that would
+ * start there ("candidates", computed on 16- or 32-bit lanes from shifted
+ * loads), and the lanes of lead (non-continuation) bytes are compacted into
+ * the output.  UCS1 output needs no candidates: its code unit sits on the
+ * last byte of the sequence.  UCS4 blocks with few leads compact the widened
+ * bytes and patch the lead lanes with a branch-free decode of one sequence
+ * from a big-endian 4-byte load (dec_at).  Sequences that straddle a block
+ * are decoded where their lead is; the block loops stop early enough that
+ * every load stays inside the payload and every store inside the output,
+ * and hand the rest to the next narrower width, and finally to a scalar
+ * tail.
  */
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include "simd_internal.h"
+
+#if U8P_X86_SIMD
 
 #include <immintrin.h>
 #include <string.h>
 
 #include "decode.h"
 #include "decode_inl.h"
+#include "x86_vec.h"
 
 /* error bits of the nibble tables */
 #define E_TOO_SHORT 0x01  /* lead not followed by a continuation */
@@ -38,7 +50,9 @@
 #define E_SURROGATE 0x10  /* ED A0..BF */
 #define E_OVERLONG2 0x20  /* C0, C1 + continuation */
 #define E_BIT6 0x40       /* F0 80..8F (overlong), F5..FF 80..8F (too large) */
-#define E_TWO_CONTS 0x80  /* continuation after continuation */
+/* bit 7 written as -0x80: the tables are signed chars (_mm_setr_epi8), and
+ * clang -Wconstant-conversion rejects 0x80..0xFF there; same bit pattern */
+#define E_TWO_CONTS (-0x80) /* continuation after continuation */
 #define E_CARRY (E_TOO_SHORT | E_TOO_LONG | E_TWO_CONTS)
 
 #define T1_ROW                                                                \
@@ -102,348 +116,44 @@ dec_at(const uint8_t *p)
     return t >> dec_shift[h];
 }
 
-/* scalar tail shared by every width: starts at a lead or at continuation
- * bytes of a sequence already decoded by the block loop */
-#define TAIL_LOOP(T)                                                          \
-    while (i < n && (s[i] & 0xC0) == 0x80)                                    \
-        i++;                                                                  \
-    while (i < n) {                                                           \
-        size_t len_;                                                          \
-        d[k++] = (T)u8p_decode_one(s + i, &len_);                             \
-        i += len_;                                                            \
-    }
-
-#define LEAD_LOOP(T, base, leads)                                             \
-    do {                                                                      \
-        uint32_t m_ = (leads);                                                \
-        while (m_) {                                                          \
-            unsigned p_ = (unsigned)__builtin_ctz(m_);                        \
-            m_ &= m_ - 1;                                                     \
-            d[k++] = (T)dec_at((base) + p_);                                  \
-        }                                                                     \
-    } while (0)
-
-/* ======================================================================
- * SSE4.1 (16-byte blocks)
- * ==================================================================== */
-
-#define SSE_TARGET __attribute__((target("sse4.1,popcnt")))
-
-SSE_TARGET static u8p_dec_status
-sse_scan(const uint8_t *s, size_t n, int allow_surr, u8p_scan_result *res)
-{
-    const __m128i t1 = _mm_setr_epi8(T1_ROW);
-    const __m128i t2 = _mm_setr_epi8(T2_ROW);
-    const __m128i t3 = _mm_setr_epi8(T3_ROW);
-    const __m128i nib = _mm_set1_epi8(0x0F);
-    const __m128i keep = _mm_set1_epi8((char)(allow_surr ? ~E_SURROGATE : 0xFF));
-    const __m128i maxv = _mm_setr_epi8(-1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
-                                       -1, -1, -1, (char)0xEF, (char)0xDF,
-                                       (char)0xBF);
-    const __m128i cont_lim = _mm_set1_epi8(-64);
-    __m128i prev = _mm_setzero_si128(), err = _mm_setzero_si128();
-    __m128i inc = _mm_setzero_si128(), vmax = _mm_setzero_si128();
-    size_t i = 0, cont = 0;
-    uint8_t buf[16], mx[16], maxb = 0;
-    int j, last = 0;
-
-    if (n < 16)
-        return u8p_dec_scan_scalar(s, n, allow_surr, res);
-    while (!last) {
-        __m128i in;
-        if (i + 16 <= n) {
-            in = _mm_loadu_si128((const __m128i *)(s + i));
-            i += 16;
-        }
-        else {
-            memset(buf, 0, sizeof buf);
-            memcpy(buf, s + i, n - i);
-            in = _mm_loadu_si128((const __m128i *)buf);
-            i = n;
-            last = 1;
-        }
-        if (i == n)
-            last = 1;
-        if (!_mm_movemask_epi8(in)) {
-            err = _mm_or_si128(err, inc);
-            inc = _mm_setzero_si128();
-            prev = in;
-            continue;
-        }
-        {
-            __m128i p1 = _mm_alignr_epi8(in, prev, 15);
-            __m128i p2 = _mm_alignr_epi8(in, prev, 14);
-            __m128i p3 = _mm_alignr_epi8(in, prev, 13);
-            __m128i sc = _mm_and_si128(
-                _mm_and_si128(
-                    _mm_shuffle_epi8(t1, _mm_and_si128(_mm_srli_epi16(p1, 4), nib)),
-                    _mm_shuffle_epi8(t2, _mm_and_si128(p1, nib))),
-                _mm_shuffle_epi8(t3, _mm_and_si128(_mm_srli_epi16(in, 4), nib)));
-            __m128i m23 = _mm_or_si128(_mm_subs_epu8(p2, _mm_set1_epi8(0x60)),
-                                       _mm_subs_epu8(p3, _mm_set1_epi8(0x70)));
-            m23 = _mm_and_si128(m23, _mm_set1_epi8((char)0x80));
-            sc = _mm_and_si128(sc, keep);
-            err = _mm_or_si128(err, _mm_xor_si128(sc, m23));
-            inc = _mm_subs_epu8(in, maxv);
-            vmax = _mm_max_epu8(vmax, in);
-            cont += (size_t)__builtin_popcount(
-                (unsigned)_mm_movemask_epi8(_mm_cmpgt_epi8(cont_lim, in)));
-            prev = in;
-        }
-    }
-    err = _mm_or_si128(err, inc);
-    if (!_mm_testz_si128(err, err))
-        return u8p_dec_scan_scalar(s, n, allow_surr, res);
-    _mm_storeu_si128((__m128i *)mx, vmax);
-    for (j = 0; j < 16; j++)
-        if (mx[j] > maxb)
-            maxb = mx[j];
-    res->ncp = n - cont;
-    res->maxchar = class_of_max(maxb);
-    res->err_start = res->err_end = 0;
-    return U8P_DEC_OK;
-}
-
-#define SSE_LEADS(in)                                                         \
-    (~(uint32_t)_mm_movemask_epi8(_mm_cmpgt_epi8(_mm_set1_epi8(-64), (in))) \
-     & 0xFFFFu)
-
-SSE_TARGET static size_t
-sse_to_ucs1(const uint8_t *s, size_t n, uint8_t *d)
-{
-    size_t i = 0, k = 0;
-    for (; i + 19 <= n; i += 16) {
-        __m128i in = _mm_loadu_si128((const __m128i *)(s + i));
-        if (!_mm_movemask_epi8(in)) {
-            _mm_storeu_si128((__m128i *)(d + k), in);
-            k += 16;
-            continue;
-        }
-        LEAD_LOOP(uint8_t, s + i, SSE_LEADS(in));
-    }
-    TAIL_LOOP(uint8_t)
-    return k;
-}
-
-SSE_TARGET static size_t
-sse_to_ucs2(const uint8_t *s, size_t n, uint16_t *d)
-{
-    size_t i = 0, k = 0;
-    for (; i + 19 <= n; i += 16) {
-        __m128i in = _mm_loadu_si128((const __m128i *)(s + i));
-        if (!_mm_movemask_epi8(in)) {
-            _mm_storeu_si128((__m128i *)(d + k), _mm_cvtepu8_epi16(in));
-            _mm_storeu_si128((__m128i *)(d + k + 8),
-                             _mm_cvtepu8_epi16(_mm_srli_si128(in, 8)));
-            k += 16;
-            continue;
-        }
-        LEAD_LOOP(uint16_t, s + i, SSE_LEADS(in));
-    }
-    TAIL_LOOP(uint16_t)
-    return k;
-}
-
-SSE_TARGET static size_t
-sse_to_ucs4(const uint8_t *s, size_t n, uint32_t *d)
-{
-    size_t i = 0, k = 0;
-    for (; i + 19 <= n; i += 16) {
-        __m128i in = _mm_loadu_si128((const __m128i *)(s + i));
-        if (!_mm_movemask_epi8(in)) {
-            _mm_storeu_si128((__m128i *)(d + k), _mm_cvtepu8_epi32(in));
-            _mm_storeu_si128((__m128i *)(d + k + 4),
-                             _mm_cvtepu8_epi32(_mm_srli_si128(in, 4)));
-            _mm_storeu_si128((__m128i *)(d + k + 8),
-                             _mm_cvtepu8_epi32(_mm_srli_si128(in, 8)));
-            _mm_storeu_si128((__m128i *)(d + k + 12),
-                             _mm_cvtepu8_epi32(_mm_srli_si128(in, 12)));
-            k += 16;
-            continue;
-        }
-        LEAD_LOOP(uint32_t, s + i, SSE_LEADS(in));
-    }
-    TAIL_LOOP(uint32_t)
-    return k;
-}
-
-const u8p_dec_kernels u8p_dec_kernels_sse = {
-    "sse", sse_scan, sse_to_ucs1, sse_to_ucs2, sse_to_ucs4, NULL, NULL,
+/* the nibble tables as 16-byte rows, and the per-byte "longest sequence
+ * that may start here" limits of a vector's last 3 bytes (any width reads
+ * its last W bytes) */
+static const uint8_t dec_t1[16] = {T1_ROW};
+static const uint8_t dec_t2[16] = {T2_ROW};
+static const uint8_t dec_t3[16] = {T3_ROW};
+static const uint8_t dec_maxv[64] = {
+    0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF,
+    0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF,
+    0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF,
+    0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF,
+    0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xEF, 0xDF, 0xBF,
 };
 
-/* ======================================================================
- * AVX2 (32-byte blocks)
- * ==================================================================== */
-
-#define AVX2_TARGET __attribute__((target("avx2,popcnt")))
-
-AVX2_TARGET static inline __m256i
-prev_n(__m256i in, __m256i prev, int k)
-{
-    /* bytes [32-k .. 32) of prev followed by in[0 .. 32-k) */
-    __m256i x = _mm256_permute2x128_si256(prev, in, 0x21);
-    switch (k) {
-    case 1:
-        return _mm256_alignr_epi8(in, x, 15);
-    case 2:
-        return _mm256_alignr_epi8(in, x, 14);
-    default:
-        return _mm256_alignr_epi8(in, x, 13);
+/* scalar tails shared by every width: start at a lead or at continuation
+ * bytes of a sequence already decoded by a block loop */
+#define DEFINE_TAIL(name, T)                                                  \
+    static size_t name(const uint8_t *s, size_t n, T *d)                      \
+    {                                                                         \
+        size_t i = 0, k = 0;                                                  \
+        while (i < n && (s[i] & 0xC0) == 0x80)                                \
+            i++;                                                              \
+        while (i < n) {                                                       \
+            size_t len_;                                                      \
+            d[k++] = (T)u8p_decode_one(s + i, &len_);                         \
+            i += len_;                                                        \
+        }                                                                     \
+        return k;                                                             \
     }
-}
-
-AVX2_TARGET static u8p_dec_status
-avx2_scan(const uint8_t *s, size_t n, int allow_surr, u8p_scan_result *res)
-{
-    const __m256i t1 = _mm256_setr_epi8(T1_ROW, T1_ROW);
-    const __m256i t2 = _mm256_setr_epi8(T2_ROW, T2_ROW);
-    const __m256i t3 = _mm256_setr_epi8(T3_ROW, T3_ROW);
-    const __m256i nib = _mm256_set1_epi8(0x0F);
-    const __m256i keep =
-        _mm256_set1_epi8((char)(allow_surr ? ~E_SURROGATE : 0xFF));
-    const __m256i maxv = _mm256_setr_epi8(
-        -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
-        -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, (char)0xEF, (char)0xDF,
-        (char)0xBF);
-    const __m256i cont_lim = _mm256_set1_epi8(-64);
-    __m256i prev = _mm256_setzero_si256(), err = _mm256_setzero_si256();
-    __m256i inc = _mm256_setzero_si256(), vmax = _mm256_setzero_si256();
-    size_t i = 0, cont = 0;
-    uint8_t buf[32], mx[32], maxb = 0;
-    int j, last = 0, after_ascii = 1;
-
-    if (n < 32)
-        return (n < 16 ? u8p_dec_scan_scalar : sse_scan)(s, n, allow_surr, res);
-    while (!last) {
-        __m256i in;
-        /* ASCII fast path: 128 bytes a step, tried only after an ASCII
-         * block (so nothing is pending in inc); text dense in non-ASCII
-         * would otherwise load every block twice */
-        while (after_ascii && i + 128 <= n) {
-            __m256i a = _mm256_loadu_si256((const __m256i *)(s + i));
-            __m256i b = _mm256_loadu_si256((const __m256i *)(s + i + 32));
-            __m256i c = _mm256_loadu_si256((const __m256i *)(s + i + 64));
-            __m256i e = _mm256_loadu_si256((const __m256i *)(s + i + 96));
-            __m256i o = _mm256_or_si256(_mm256_or_si256(a, b), _mm256_or_si256(c, e));
-            if (_mm256_movemask_epi8(o))
-                break;
-            prev = e;
-            i += 128;
-        }
-        if (i + 32 <= n) {
-            in = _mm256_loadu_si256((const __m256i *)(s + i));
-            i += 32;
-        }
-        else {
-            memset(buf, 0, sizeof buf);
-            memcpy(buf, s + i, n - i);
-            in = _mm256_loadu_si256((const __m256i *)buf);
-            i = n;
-        }
-        if (i == n)
-            last = 1;
-        if (!_mm256_movemask_epi8(in)) {
-            err = _mm256_or_si256(err, inc);
-            inc = _mm256_setzero_si256();
-            prev = in;
-            after_ascii = 1;
-            continue;
-        }
-        after_ascii = 0;
-        {
-            __m256i p1 = prev_n(in, prev, 1);
-            __m256i p2 = prev_n(in, prev, 2);
-            __m256i p3 = prev_n(in, prev, 3);
-            __m256i sc = _mm256_and_si256(
-                _mm256_and_si256(
-                    _mm256_shuffle_epi8(
-                        t1, _mm256_and_si256(_mm256_srli_epi16(p1, 4), nib)),
-                    _mm256_shuffle_epi8(t2, _mm256_and_si256(p1, nib))),
-                _mm256_shuffle_epi8(
-                    t3, _mm256_and_si256(_mm256_srli_epi16(in, 4), nib)));
-            __m256i m23 =
-                _mm256_or_si256(_mm256_subs_epu8(p2, _mm256_set1_epi8(0x60)),
-                                _mm256_subs_epu8(p3, _mm256_set1_epi8(0x70)));
-            m23 = _mm256_and_si256(m23, _mm256_set1_epi8((char)0x80));
-            sc = _mm256_and_si256(sc, keep);
-            err = _mm256_or_si256(err, _mm256_xor_si256(sc, m23));
-            inc = _mm256_subs_epu8(in, maxv);
-            vmax = _mm256_max_epu8(vmax, in);
-            cont += (size_t)__builtin_popcount((unsigned)_mm256_movemask_epi8(
-                _mm256_cmpgt_epi8(cont_lim, in)));
-            prev = in;
-        }
-    }
-    err = _mm256_or_si256(err, inc);
-    if (!_mm256_testz_si256(err, err))
-        return u8p_dec_scan_scalar(s, n, allow_surr, res);
-    _mm256_storeu_si256((__m256i *)mx, vmax);
-    for (j = 0; j < 32; j++)
-        if (mx[j] > maxb)
-            maxb = mx[j];
-    res->ncp = n - cont;
-    res->maxchar = class_of_max(maxb);
-    res->err_start = res->err_end = 0;
-    return U8P_DEC_OK;
-}
-
-#define AVX2_LEADS(in)                                                        \
-    (~(uint32_t)_mm256_movemask_epi8(                                         \
-        _mm256_cmpgt_epi8(_mm256_set1_epi8(-64), (in))))
+DEFINE_TAIL(dec_tail_to_ucs1, uint8_t)
+DEFINE_TAIL(dec_tail_to_ucs2, uint16_t)
+DEFINE_TAIL(dec_tail_to_ucs4, uint32_t)
 
 /*
- * Code point candidates for 16 positions of a block that has no 4-byte
- * sequence: lane j decodes the sequence that would start at byte j (garbage
- * where byte j is a continuation; those lanes are never copied).
- */
-AVX2_TARGET static inline __m256i
-avx2_cands16(const uint8_t *p)
-{
-    const __m256i x = _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)p));
-    const __m256i y = _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)(p + 1)));
-    const __m256i z = _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)(p + 2)));
-    const __m256i m3f = _mm256_set1_epi16(0x3F);
-    __m256i y6 = _mm256_slli_epi16(_mm256_and_si256(y, m3f), 6);
-    __m256i v2 = _mm256_or_si256(
-        _mm256_slli_epi16(_mm256_and_si256(x, _mm256_set1_epi16(0x1F)), 6),
-        _mm256_and_si256(y, m3f));
-    __m256i v3 = _mm256_or_si256(
-        _mm256_or_si256(_mm256_slli_epi16(x, 12), y6), _mm256_and_si256(z, m3f));
-    __m256i is2 = _mm256_cmpgt_epi16(x, _mm256_set1_epi16(0xBF));
-    __m256i is3 = _mm256_cmpgt_epi16(x, _mm256_set1_epi16(0xDF));
-    return _mm256_blendv_epi8(_mm256_blendv_epi8(x, v2, is2), v3, is3);
-}
-
-/* Code point candidates for 8 positions, any sequence length (UCS4). */
-AVX2_TARGET static inline __m256i
-avx2_cands8(const uint8_t *p)
-{
-    const __m256i x = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)p));
-    const __m256i y = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(p + 1)));
-    const __m256i z = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(p + 2)));
-    const __m256i w = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(p + 3)));
-    const __m256i m3f = _mm256_set1_epi32(0x3F);
-    __m256i y6 = _mm256_and_si256(y, m3f), z6 = _mm256_and_si256(z, m3f);
-    __m256i v2 = _mm256_or_si256(
-        _mm256_slli_epi32(_mm256_and_si256(x, _mm256_set1_epi32(0x1F)), 6), y6);
-    __m256i v3 = _mm256_or_si256(
-        _mm256_or_si256(_mm256_slli_epi32(_mm256_and_si256(x, _mm256_set1_epi32(0x0F)), 12),
-                        _mm256_slli_epi32(y6, 6)),
-        z6);
-    __m256i v4 = _mm256_or_si256(
-        _mm256_or_si256(_mm256_slli_epi32(_mm256_and_si256(x, _mm256_set1_epi32(0x07)), 18),
-                        _mm256_slli_epi32(y6, 12)),
-        _mm256_or_si256(_mm256_slli_epi32(z6, 6), _mm256_and_si256(w, m3f)));
-    __m256i r = _mm256_blendv_epi8(x, v2, _mm256_cmpgt_epi32(x, _mm256_set1_epi32(0xBF)));
-    r = _mm256_blendv_epi8(r, v3, _mm256_cmpgt_epi32(x, _mm256_set1_epi32(0xDF)));
-    return _mm256_blendv_epi8(r, v4, _mm256_cmpgt_epi32(x, _mm256_set1_epi32(0xEF)));
-}
-
-/*
- * Compaction tables: for a mask of the lanes that hold a lead byte, the
- * pshufb control that moves those lanes, in order, to the front of a
- * 128-bit register (8 lanes of 8 or 16 bits, 4 lanes of 32 bits).  Built
- * once, on first use; a racing second builder writes the same bytes.
+ * Compaction tables: for a mask of the lanes to keep, the pshufb control
+ * that moves those lanes, in order, to the front of a 128-bit register (8
+ * lanes of 8 or 16 bits, 4 lanes of 32 bits).  Built once, on first use
+ * (u8p_dec_tables_init); a racing second builder writes the same bytes.
  */
 static uint8_t cmp8[256][16], cmp16[256][16], cmp32[16][16];
 static volatile int cmp_ready;
@@ -477,154 +187,168 @@ build_tables(void)
     cmp_ready = 1;
 }
 
-/*
- * The compaction loops run while 64 bytes remain, so every group store
- * (8 or 4 lanes at d + k) lands inside the output: at least that many code
- * points still follow k (see the bounds in each function).
- */
-#define EMIT(table, vec, mk, T, lanes)                                        \
+#define TABLES_READY()                                                        \
     do {                                                                      \
-        unsigned mk_ = (mk);                                                  \
-        __m128i sh_ = _mm_loadu_si128((const __m128i *)table[mk_]);           \
-        _mm_storeu_si128((__m128i *)(d + k), _mm_shuffle_epi8((vec), sh_));   \
-        k += (size_t)__builtin_popcount(mk_);                                 \
+        if (!cmp_ready)                                                       \
+            build_tables();                                                   \
     } while (0)
 
-AVX2_TARGET static size_t
-avx2_to_ucs1(const uint8_t *s, size_t n, uint8_t *d)
+/* ------------------------------------------------------------------------
+ * Compaction, per width: the lanes of v selected by m, in order, to d;
+ * returns their count.  A 128-bit lane at a time with the tables above
+ * (8-byte or 16-byte stores), vpermd for 32-bit lanes at AVX2, and
+ * vpcompress at AVX-512 (compressd is AVX-512 F; compressb/w need VBMI2).
+ * --------------------------------------------------------------------- */
+
+#define T_SSE __attribute__((target("sse4.1,popcnt")))
+#define T_AVX2 __attribute__((target("avx2,popcnt")))
+#define T_AVX512 __attribute__((target("avx512f,avx512bw,avx2,popcnt")))
+#define T_VBMI2 __attribute__((target("avx512f,avx512bw,avx512vbmi2,avx2,popcnt")))
+
+/* 16 bytes, m: 16 bits */
+T_SSE static inline size_t
+emitb_128(uint8_t *d, __m128i v, unsigned m)
 {
-    size_t i = 0, k = 0;
-    if (!cmp_ready)
-        build_tables();
-    /* bound: cps from a group start g on >= (n - g - 1) / 2 >= 8 bytes */
-    for (; i + 64 <= n; i += 32) {
-        __m256i in = _mm256_loadu_si256((const __m256i *)(s + i));
-        uint32_t m;
-        __m128i lo, hi;
-        if (!_mm256_movemask_epi8(in)) {
-            _mm256_storeu_si256((__m256i *)(d + k), in);
-            k += 32;
-            continue;
-        }
-        {
-            __m256i a = avx2_cands16(s + i), b = avx2_cands16(s + i + 16);
-            __m256i pk = _mm256_permute4x64_epi64(_mm256_packus_epi16(a, b), 0xD8);
-            lo = _mm256_castsi256_si128(pk);
-            hi = _mm256_extracti128_si256(pk, 1);
-        }
-        m = AVX2_LEADS(in);
-        /* 8-byte groups: shuffle then store 8 bytes */
-#define EMIT8(vec, mk)                                                        \
-    do {                                                                      \
-        unsigned mk_ = (mk);                                                  \
-        __m128i sh_ = _mm_loadu_si128((const __m128i *)cmp8[mk_]);            \
-        _mm_storel_epi64((__m128i *)(d + k), _mm_shuffle_epi8((vec), sh_));   \
-        k += (size_t)__builtin_popcount(mk_);                                 \
-    } while (0)
-        EMIT8(lo, m & 0xFF);
-        EMIT8(_mm_srli_si128(lo, 8), (m >> 8) & 0xFF);
-        EMIT8(hi, (m >> 16) & 0xFF);
-        EMIT8(_mm_srli_si128(hi, 8), m >> 24);
-#undef EMIT8
-    }
-    TAIL_LOOP(uint8_t)
-    return k;
+    unsigned m0 = m & 0xFF, m1 = (m >> 8) & 0xFF;
+    size_t n0 = (size_t)__builtin_popcount(m0);
+    _mm_storel_epi64((__m128i *)d, _mm_shuffle_epi8(v, _mm_loadu_si128((const __m128i *)cmp8[m0])));
+    _mm_storel_epi64((__m128i *)(d + n0),
+                     _mm_shuffle_epi8(_mm_srli_si128(v, 8), _mm_loadu_si128((const __m128i *)cmp8[m1])));
+    return n0 + (size_t)__builtin_popcount(m1);
 }
 
-/* For UCS2 output a block never holds a 4-byte sequence (scan said so). */
-AVX2_TARGET static size_t
-avx2_to_ucs2(const uint8_t *s, size_t n, uint16_t *d)
+/* 8 16-bit lanes, m: 8 bits */
+T_SSE static inline size_t
+emit16_128(uint16_t *d, __m128i v, unsigned m)
 {
-    size_t i = 0, k = 0;
-    if (!cmp_ready)
-        build_tables();
-    /* bound: cps from a group start g on >= (n - g - 2) / 3 >= 8 lanes */
-    for (; i + 64 <= n; i += 32) {
-        __m256i in = _mm256_loadu_si256((const __m256i *)(s + i));
-        uint32_t m;
-        __m256i a, b;
-        if (!_mm256_movemask_epi8(in)) {
-            _mm256_storeu_si256((__m256i *)(d + k),
-                                _mm256_cvtepu8_epi16(_mm256_castsi256_si128(in)));
-            _mm256_storeu_si256((__m256i *)(d + k + 16),
-                                _mm256_cvtepu8_epi16(_mm256_extracti128_si256(in, 1)));
-            k += 32;
-            continue;
-        }
-        a = avx2_cands16(s + i);
-        b = avx2_cands16(s + i + 16);
-        m = AVX2_LEADS(in);
-        EMIT(cmp16, _mm256_castsi256_si128(a), m & 0xFF, uint16_t, 8);
-        EMIT(cmp16, _mm256_extracti128_si256(a, 1), (m >> 8) & 0xFF, uint16_t, 8);
-        EMIT(cmp16, _mm256_castsi256_si128(b), (m >> 16) & 0xFF, uint16_t, 8);
-        EMIT(cmp16, _mm256_extracti128_si256(b, 1), m >> 24, uint16_t, 8);
-    }
-    TAIL_LOOP(uint16_t)
-    return k;
+    _mm_storeu_si128((__m128i *)d, _mm_shuffle_epi8(v, _mm_loadu_si128((const __m128i *)cmp16[m])));
+    return (size_t)__builtin_popcount(m);
 }
 
-/*
- * UCS4 output is usually ASCII with a few astral code points (emoji) in it.
- * A block that is not all ASCII is widened to 32-bit lanes and compacted
- * (vpermd, 8 lanes a step) to drop its continuation bytes, which puts every
- * ASCII byte at its final place; the few lead lanes are then overwritten
- * with the code point decoded from the lead (its output index is the
- * number of kept bytes before it).  Only a block dense in leads, where the
- * patching would cost more, goes through the lane decoder.
- */
-AVX2_TARGET static size_t
-avx2_to_ucs4(const uint8_t *s, size_t n, uint32_t *d)
+/* 4 32-bit lanes, m: 4 bits */
+T_SSE static inline size_t
+emit32_128(uint32_t *d, __m128i v, unsigned m)
 {
-    size_t i = 0, k = 0;
-    if (!cmp_ready)
-        build_tables();
-    /* bound: cps from a group start g on >= (n - g - 3) / 4 >= 8 lanes */
-    for (; i + 64 <= n; i += 32) {
-        __m256i in = _mm256_loadu_si256((const __m256i *)(s + i));
-        uint32_t h = (uint32_t)_mm256_movemask_epi8(in), keep, leads;
-        int g;
-        if (!h) {
-            __m128i lo = _mm256_castsi256_si128(in);
-            __m128i hi = _mm256_extracti128_si256(in, 1);
-            _mm256_storeu_si256((__m256i *)(d + k), _mm256_cvtepu8_epi32(lo));
-            _mm256_storeu_si256((__m256i *)(d + k + 8),
-                                _mm256_cvtepu8_epi32(_mm_srli_si128(lo, 8)));
-            _mm256_storeu_si256((__m256i *)(d + k + 16), _mm256_cvtepu8_epi32(hi));
-            _mm256_storeu_si256((__m256i *)(d + k + 24),
-                                _mm256_cvtepu8_epi32(_mm_srli_si128(hi, 8)));
-            k += 32;
-            continue;
-        }
-        keep = AVX2_LEADS(in);
-        leads = keep & h;
-        if (__builtin_popcount(leads) > 6) {
-            for (g = 0; g < 32; g += 8) {
-                __m256i c = avx2_cands8(s + i + g);
-                unsigned mg = (keep >> g) & 0xFF;
-                EMIT(cmp32, _mm256_castsi256_si128(c), mg & 0xF, uint32_t, 4);
-                EMIT(cmp32, _mm256_extracti128_si256(c, 1), mg >> 4, uint32_t, 4);
-            }
-            continue;
-        }
-        {
-            size_t k0 = k;
-            for (g = 0; g < 32; g += 8) {
-                unsigned mg = (keep >> g) & 0xFF;
-                __m256i v = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(s + i + g)));
-                __m256i ix = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)cmp8[mg]));
-                _mm256_storeu_si256((__m256i *)(d + k), _mm256_permutevar8x32_epi32(v, ix));
-                k += (size_t)__builtin_popcount(mg);
-            }
-            while (leads) {
-                unsigned p = (unsigned)__builtin_ctz(leads);
-                leads &= leads - 1;
-                d[k0 + (size_t)__builtin_popcount(keep & ((1u << p) - 1))] = dec_at(s + i + p);
-            }
-        }
-    }
-    TAIL_LOOP(uint32_t)
-    return k;
+    _mm_storeu_si128((__m128i *)d, _mm_shuffle_epi8(v, _mm_loadu_si128((const __m128i *)cmp32[m])));
+    return (size_t)__builtin_popcount(m);
 }
+
+T_AVX2 static inline size_t
+emitb_256(uint8_t *d, __m256i v, uint64_t m)
+{
+    size_t k = emitb_128(d, _mm256_castsi256_si128(v), (unsigned)m & 0xFFFF);
+    return k + emitb_128(d + k, _mm256_extracti128_si256(v, 1), (unsigned)(m >> 16) & 0xFFFF);
+}
+
+T_AVX2 static inline size_t
+emit16_256(uint16_t *d, __m256i v, uint64_t m)
+{
+    size_t k = emit16_128(d, _mm256_castsi256_si128(v), (unsigned)m & 0xFF);
+    return k + emit16_128(d + k, _mm256_extracti128_si256(v, 1), (unsigned)(m >> 8) & 0xFF);
+}
+
+/* 8 32-bit lanes in one vpermd, its indices widened from the byte table */
+T_AVX2 static inline size_t
+emit32_256(uint32_t *d, __m256i v, uint64_t m)
+{
+    __m256i ix = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)cmp8[m & 0xFF]));
+    _mm256_storeu_si256((__m256i *)d, _mm256_permutevar8x32_epi32(v, ix));
+    return (size_t)__builtin_popcountll(m);
+}
+
+T_AVX512 static inline size_t
+emitb_512(uint8_t *d, __m512i v, uint64_t m)
+{
+    size_t k = emitb_256(d, _mm512_castsi512_si256(v), m & 0xFFFFFFFFu);
+    return k + emitb_256(d + k, _mm512_extracti64x4_epi64(v, 1), m >> 32);
+}
+
+T_AVX512 static inline size_t
+emit16_512(uint16_t *d, __m512i v, uint64_t m)
+{
+    size_t k = emit16_256(d, _mm512_castsi512_si256(v), m & 0xFFFF);
+    return k + emit16_256(d + k, _mm512_extracti64x4_epi64(v, 1), (m >> 16) & 0xFFFF);
+}
+
+/* vpcompressd (register form: the memory form is slow on AMD Zen 4) */
+T_AVX512 static inline size_t
+emit32_512(uint32_t *d, __m512i v, uint64_t m)
+{
+    _mm512_storeu_si512(d, _mm512_maskz_compress_epi32((__mmask16)m, v));
+    return (size_t)__builtin_popcountll(m);
+}
+
+T_VBMI2 static inline size_t
+emitb_512vbmi2(uint8_t *d, __m512i v, uint64_t m)
+{
+    _mm512_storeu_si512(d, _mm512_maskz_compress_epi8((__mmask64)m, v));
+    return (size_t)__builtin_popcountll(m);
+}
+
+/* 32 lanes: the store is masked to the lanes kept (a full one could pass
+ * the end of the output) */
+T_VBMI2 static inline size_t
+emit16_512vbmi2(uint16_t *d, __m512i v, uint64_t m)
+{
+    size_t c = (size_t)__builtin_popcountll(m);
+    _mm512_mask_storeu_epi16(d, (__mmask32)(((uint64_t)1 << c) - 1),
+                             _mm512_maskz_compress_epi16((__mmask32)m, v));
+    return c;
+}
+
+/* ------------------------------------------------------------------------
+ * The instantiations, narrowest first (each hands short rests to the one
+ * before it).
+ * --------------------------------------------------------------------- */
+
+#define U8P_VP u8p_v16_
+#define U8P_DN sse_
+#define U8P_DT T_SSE
+#define DEC_EMITB(d, v, m) emitb_128((d), (v), (unsigned)(m))
+#define DEC_EMIT16(d, v, m) emit16_128((d), (v), (unsigned)(m))
+#define DEC_EMIT32(d, v, m) emit32_128((d), (v), (unsigned)(m))
+#define DEC_NARROW(x) U8P_CAT(sse_, x) /* not reached: scalar below 16 bytes */
+#define DEC_NARROW_END 0
+#define DEC_SCAN_MIN 16
+#include "decode_x86_impl.h"
+
+#define U8P_VP u8p_v32_
+#define U8P_DN avx2_
+#define U8P_DT T_AVX2
+#define DEC_EMITB emitb_256
+#define DEC_EMIT16 emit16_256
+#define DEC_EMIT32 emit32_256
+#define DEC_NARROW(x) U8P_CAT(sse_, x)
+#define DEC_NARROW_END 48
+#define DEC_SCAN_MIN 32
+#include "decode_x86_impl.h"
+
+/* payloads under 64 bytes take AVX2's path (scan and transcode) exactly,
+ * so short strings are never slower than at the AVX2 level; from 64 bytes
+ * on the 512-bit scan (its last block a masked load) */
+#define U8P_VP u8p_v64_
+#define U8P_DN avx512_
+#define U8P_DT T_AVX512
+#define DEC_EMITB emitb_512
+#define DEC_EMIT16 emit16_512
+#define DEC_EMIT32 emit32_512
+#define DEC_NARROW(x) U8P_CAT(avx2_, x)
+#define DEC_NARROW_END 48
+#define DEC_SCAN_MIN 64
+#include "decode_x86_impl.h"
+
+#define U8P_VP u8p_v64_
+#define U8P_DN vbmi2_
+#define U8P_DT T_VBMI2
+#define DEC_EMITB emitb_512vbmi2
+#define DEC_EMIT16 emit16_512vbmi2
+#define DEC_EMIT32 emit32_512
+#define DEC_NARROW(x) U8P_CAT(avx2_, x)
+#define DEC_NARROW_END 48
+#define DEC_SCAN_MIN 64
+#define DEC_SCAN_AND_UCS4 0 /* avx512_scan, avx512_to_ucs4: nothing to compress */
+#include "decode_x86_impl.h"
+
 
 /*
  * Fused path for UCS1-class payloads (see decode.h).
@@ -632,7 +356,7 @@ avx2_to_ucs4(const uint8_t *s, size_t n, uint32_t *d)
  * prescan: max byte and continuation count, 4 ops per 32 bytes; stops at
  * the first 128-byte step whose max reaches 0xC4 (scan() takes over).
  */
-AVX2_TARGET static uint8_t
+T_AVX2 static uint8_t
 avx2_prescan(const uint8_t *s, size_t n, size_t *ncp)
 {
     const __m256i lim = _mm256_set1_epi8(-64), c3 = _mm256_set1_epi8((char)0xC3);
@@ -694,7 +418,7 @@ avx2_prescan(const uint8_t *s, size_t n, size_t *ncp)
  * squeezed out with the 8-lane compaction table.  Writes at most 32 bytes at
  * d; returns the number kept, or -1 when invalid.
  */
-AVX2_TARGET static inline int
+T_AVX2 static inline int
 ucs1_block(__m256i in, __m256i pv, uint32_t *carry, uint8_t *d)
 {
     uint32_t H = (uint32_t)_mm256_movemask_epi8(in);
@@ -703,38 +427,21 @@ ucs1_block(__m256i in, __m256i pv, uint32_t *carry, uint8_t *d)
         _mm256_and_si256(in, _mm256_set1_epi8((char)0xFE)), _mm256_set1_epi8((char)0xC2)));
     uint32_t keep = ~L;
     __m256i v;
-    __m128i lo, hi;
-    int k = 0;
     if ((H ^ C) != L || ((L << 1) | *carry) != C)
         return -1;
     *carry = L >> 31;
     v = _mm256_add_epi8(in, _mm256_and_si256(
                                 _mm256_cmpeq_epi8(pv, _mm256_set1_epi8((char)0xC3)),
                                 _mm256_set1_epi8(0x40)));
-    lo = _mm256_castsi256_si128(v);
-    hi = _mm256_extracti128_si256(v, 1);
-#define EMIT8(vec, mk)                                                        \
-    do {                                                                      \
-        unsigned mk_ = (mk);                                                  \
-        __m128i sh_ = _mm_loadu_si128((const __m128i *)cmp8[mk_]);            \
-        _mm_storel_epi64((__m128i *)(d + k), _mm_shuffle_epi8((vec), sh_));   \
-        k += __builtin_popcount(mk_);                                         \
-    } while (0)
-    EMIT8(lo, keep & 0xFF);
-    EMIT8(_mm_srli_si128(lo, 8), (keep >> 8) & 0xFF);
-    EMIT8(hi, (keep >> 16) & 0xFF);
-    EMIT8(_mm_srli_si128(hi, 8), keep >> 24);
-#undef EMIT8
-    return k;
+    return (int)emitb_256(d, v, keep);
 }
 
-AVX2_TARGET static u8p_dec_status
+T_AVX2 static u8p_dec_status
 avx2_to_ucs1_checked(const uint8_t *s, size_t n, uint8_t *d, size_t cap)
 {
     size_t i = 0, k = 0;
     uint32_t carry = 0;
-    if (!cmp_ready)
-        build_tables();
+    TABLES_READY();
     /* full blocks while 32 more units fit */
     while (i + 32 <= n && k + 32 <= cap) {
         __m256i in = _mm256_loadu_si256((const __m256i *)(s + i)), pv;
@@ -746,7 +453,7 @@ avx2_to_ucs1_checked(const uint8_t *s, size_t n, uint8_t *d, size_t cap)
             continue;
         }
         pv = i ? _mm256_loadu_si256((const __m256i *)(s + i - 1))
-               : prev_n(in, _mm256_setzero_si256(), 1);
+               : u8p_v32_prev1(in, _mm256_setzero_si256());
         e = ucs1_block(in, pv, &carry, d + k);
         if (e < 0)
             return U8P_DEC_INVALID_START;
@@ -775,9 +482,28 @@ avx2_to_ucs1_checked(const uint8_t *s, size_t n, uint8_t *d, size_t cap)
     return carry || k != cap ? U8P_DEC_UNEXPECTED_END : U8P_DEC_OK;
 }
 
+
+const u8p_dec_kernels u8p_dec_kernels_sse = {
+    "sse", sse_scan, sse_to_ucs1, sse_to_ucs2, sse_to_ucs4, NULL, NULL,
+};
+
 const u8p_dec_kernels u8p_dec_kernels_avx2 = {
-    "avx2",       avx2_scan,    avx2_to_ucs1,         avx2_to_ucs2,
+    "avx2",         avx2_scan,    avx2_to_ucs1,       avx2_to_ucs2,
     avx2_to_ucs4, avx2_prescan, avx2_to_ucs1_checked,
 };
 
-#endif /* __x86_64__ */
+/* AVX-512 F + BW; the fused UCS1 path is AVX2's */
+const u8p_dec_kernels u8p_dec_kernels_avx512 = {
+    "avx512",         avx512_scan,  avx512_to_ucs1,     avx512_to_ucs2,
+    avx512_to_ucs4, avx2_prescan, avx2_to_ucs1_checked,
+};
+
+/* + VBMI2: byte and word compress */
+const u8p_dec_kernels u8p_dec_kernels_avx512_vbmi2 = {
+    "avx512",         avx512_scan,  vbmi2_to_ucs1,        vbmi2_to_ucs2,
+    avx512_to_ucs4,   avx2_prescan, avx2_to_ucs1_checked,
+};
+
+#else /* !U8P_X86_SIMD */
+typedef int u8p_decode_x86_empty; /* ISO C forbids an empty file */
+#endif

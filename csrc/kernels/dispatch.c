@@ -7,8 +7,8 @@
  * must not run even on a CPU that has it.  Levels:
  *   sse     SSE4.1 + POPCNT
  *   avx2    + AVX2, OS saves XMM and YMM state
- *   avx512  + AVX-512 F and BW, OS saves opmask and ZMM state too; the
- *           VBMI2 variant of the table when the CPU has AVX512_VBMI2
+ *   avx512  + AVX-512 F and BW, OS saves opmask and ZMM state too; with
+ *           VBMI2 the table that also uses VBMI2 encoders (short strings)
  * aarch64: NEON is architectural, it takes the "sse" rank.
  * Elsewhere only scalar exists.
  */
@@ -100,9 +100,11 @@ u8p_kernels_for_level(u8p_isa level)
     case U8P_ISA_AVX2:
         return x86_level() >= U8P_ISA_AVX2 ? &u8p_kernels_avx2 : NULL;
     case U8P_ISA_AVX512:
+        /* with VBMI2, its encoders for short strings only (x86_avx512.c);
+         * u8p_kernels_variants also has the all-VBMI2 and F+BW tables */
         if (x86_level() < U8P_ISA_AVX512)
             return NULL;
-        return x86_vbmi2 ? &u8p_kernels_avx512_vbmi2 : &u8p_kernels_avx512;
+        return x86_vbmi2 ? &u8p_kernels_avx512_mixed : &u8p_kernels_avx512;
 #endif
 #if U8P_ARM_NEON
     case U8P_ISA_SSE:
@@ -112,6 +114,32 @@ u8p_kernels_for_level(u8p_isa level)
         return NULL;
     }
 }
+
+int
+u8p_kernels_variants(u8p_isa level, const u8p_kernels **out, int max)
+{
+    int n = 0;
+    const u8p_kernels *k = u8p_kernels_for_level(level);
+    if (k && n < max)
+        out[n++] = k;
+#if U8P_X86_SIMD
+    if (k && level == U8P_ISA_AVX512 && x86_vbmi2) {
+        if (n < max)
+            out[n++] = &u8p_kernels_avx512_vbmi2;
+        if (n < max)
+            out[n++] = &u8p_kernels_avx512;
+    }
+#endif
+    return n;
+}
+
+#if U8P_X86_SIMD
+int
+u8p_x86_has_vbmi2(void)
+{
+    return x86_level() >= U8P_ISA_AVX512 && x86_vbmi2;
+}
+#endif
 
 int
 u8p_isa_cap(const char *cap)

@@ -87,6 +87,10 @@ int u8p_isa_cap(const char *cap);
 
 const u8p_kernels *u8p_select_kernels(const char *cap);
 const u8p_kernels *u8p_kernels_for_level(u8p_isa level);
+/* Every table of a level the CPU supports, the level's own first (with
+ * VBMI2 the AVX-512 level also has an all-VBMI2 and an F+BW table), up to
+ * max; returns how many.  For tests and benchmarks. */
+int u8p_kernels_variants(u8p_isa level, const u8p_kernels **out, int max);
 
 #ifdef __cplusplus
 }

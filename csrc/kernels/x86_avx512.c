@@ -7,15 +7,19 @@
  *                             compress would be the AVX2 scheme again).
  *   u8p_kernels_avx512_vbmi2  + VBMI2: encoders build each code point's
  *                             UTF-8 right-aligned in a 32-bit lane (as
- *                             utf8_lanes in x86_sse.c) and squeeze out the
+ *                             utf8_lanes in x86_enc_impl.h) and squeeze out the
  *                             unused bytes with vpcompressb; loads and
  *                             stores are masked to the exact size, so
  *                             nothing is read or written out of bounds and
  *                             no scalar tail is needed.
  *
- * Written to be obviously correct rather than fastest: it cannot run on
- * the development machine (AMD Zen 3) and dispatch only picks it where
- * cpuid and XCR0 say the CPU and OS support it.
+ * The first is the "avx512" level's table wherever cpuid and XCR0 say the
+ * CPU and OS support AVX-512 F + BW.  The VBMI2 encoders were written to
+ * be obviously correct rather than fastest; measured natively on AMD Zen 4
+ * they take 1.3-3.3x the time of the AVX2 encoders (bench/c), so dispatch
+ * does not pick them: u8p_kernels_variants reaches them, and the C
+ * harness tests them on every CPU with VBMI2.  The AVX-512 decoders live
+ * in decode_x86.c with the other widths.
  */
 #include "simd_internal.h"
 
@@ -27,6 +31,9 @@
 
 #define U8P_AVX512 __attribute__((target("avx512f,avx512bw,avx2,popcnt")))
 #define U8P_VBMI2 __attribute__((target("avx512f,avx512bw,avx512vbmi2,avx2,popcnt")))
+/* steps and the loop shared by UCS2 and UCS4: inlined into each */
+#define U8P_VBMI2_INL U8P_VBMI2 __attribute__((always_inline))
+#define U8P_AVX512_INL U8P_AVX512 __attribute__((always_inline))
 
 /* ---------------------------------------------------------------- lengths */
 
@@ -39,59 +46,51 @@ avx512_len_ucs1(const uint8_t *src, size_t n)
     return i + high + u8p_scalar_len_ucs1(src + i, n - i);
 }
 
+/* UCS2 (ucs4 = 0) or UCS4 units: 1 byte each plus one per threshold
+ * (0x80, 0x800, 0x10000) crossed, counted on compare masks */
+U8P_AVX512_INL static inline size_t
+avx512_len_wide(const void *src, size_t n, size_t *nsurr, int ucs4)
+{
+    const size_t per = ucs4 ? 16 : 32;
+    size_t i = 0, len = 0, surr = 0, tsurr, tlen;
+    for (; i + per <= n; i += per) {
+        __m512i v = _mm512_loadu_si512((const uint8_t *)src + i * (ucs4 ? 4 : 2));
+        uint64_t ge, s;
+        if (ucs4) {
+            ge = (uint64_t)_mm512_cmpge_epu32_mask(v, _mm512_set1_epi32(0x80))
+                 | (uint64_t)_mm512_cmpge_epu32_mask(v, _mm512_set1_epi32(0x800)) << 16
+                 | (uint64_t)_mm512_cmpge_epu32_mask(v, _mm512_set1_epi32(0x10000)) << 32;
+            s = _mm512_cmpeq_epi32_mask(_mm512_and_si512(v, _mm512_set1_epi32((int)0xFFFFF800u)),
+                                        _mm512_set1_epi32(0xD800));
+        }
+        else {
+            ge = (uint64_t)_mm512_cmpge_epu16_mask(v, _mm512_set1_epi16(0x80))
+                 | (uint64_t)_mm512_cmpge_epu16_mask(v, _mm512_set1_epi16(0x800)) << 32;
+            s = _mm512_cmpeq_epi16_mask(_mm512_and_si512(v, _mm512_set1_epi16((short)0xF800)),
+                                        _mm512_set1_epi16((short)0xD800));
+        }
+        len += per + (size_t)__builtin_popcountll(ge);
+        surr += (size_t)__builtin_popcountll(s);
+    }
+    tlen = ucs4 ? u8p_scalar_len_ucs4((const uint32_t *)src + i, n - i, &tsurr)
+                : u8p_scalar_len_ucs2((const uint16_t *)src + i, n - i, &tsurr);
+    *nsurr = surr + tsurr;
+    return len + tlen;
+}
+
 U8P_AVX512 static size_t
 avx512_len_ucs2(const uint16_t *src, size_t n, size_t *nsurr)
 {
-    const __m512i k80 = _mm512_set1_epi16(0x80);
-    const __m512i k800 = _mm512_set1_epi16(0x800);
-    const __m512i kF800 = _mm512_set1_epi16((short)0xF800);
-    const __m512i kD800 = _mm512_set1_epi16((short)0xD800);
-    size_t i = 0, len = 0, surr = 0, tsurr, tlen;
-    for (; i + 32 <= n; i += 32) {
-        __m512i v = _mm512_loadu_si512(src + i);
-        uint64_t ge = (uint64_t)_mm512_cmpge_epu16_mask(v, k80)
-                      | (uint64_t)_mm512_cmpge_epu16_mask(v, k800) << 32;
-        len += 32 + (size_t)__builtin_popcountll(ge);
-        surr += (size_t)__builtin_popcount(
-            _mm512_cmpeq_epi16_mask(_mm512_and_si512(v, kF800), kD800));
-    }
-    tlen = u8p_scalar_len_ucs2(src + i, n - i, &tsurr);
-    *nsurr = surr + tsurr;
-    return len + tlen;
+    return avx512_len_wide(src, n, nsurr, 0);
 }
 
 U8P_AVX512 static size_t
 avx512_len_ucs4(const uint32_t *src, size_t n, size_t *nsurr)
 {
-    const __m512i k80 = _mm512_set1_epi32(0x80);
-    const __m512i k800 = _mm512_set1_epi32(0x800);
-    const __m512i k10000 = _mm512_set1_epi32(0x10000);
-    const __m512i kF800 = _mm512_set1_epi32((int)0xFFFFF800u);
-    const __m512i kD800 = _mm512_set1_epi32(0xD800);
-    size_t i = 0, len = 0, surr = 0, tsurr, tlen;
-    for (; i + 16 <= n; i += 16) {
-        __m512i v = _mm512_loadu_si512(src + i);
-        uint64_t ge = (uint64_t)_mm512_cmpge_epu32_mask(v, k80)
-                      | (uint64_t)_mm512_cmpge_epu32_mask(v, k800) << 16
-                      | (uint64_t)_mm512_cmpge_epu32_mask(v, k10000) << 32;
-        len += 16 + (size_t)__builtin_popcountll(ge);
-        surr += (size_t)__builtin_popcount(
-            _mm512_cmpeq_epi32_mask(_mm512_and_si512(v, kF800), kD800));
-    }
-    tlen = u8p_scalar_len_ucs4(src + i, n - i, &tsurr);
-    *nsurr = surr + tsurr;
-    return len + tlen;
+    return avx512_len_wide(src, n, nsurr, 1);
 }
 
-const u8p_kernels u8p_kernels_avx512 = {
-    "avx512",
-    avx512_len_ucs1,
-    avx512_len_ucs2,
-    avx512_len_ucs4,
-    u8p_avx2_enc_ucs1,
-    u8p_avx2_enc_ucs2,
-    u8p_avx2_enc_ucs4,
-};
+
 
 /* ------------------------------------------------------- VBMI2 encoders */
 
@@ -104,14 +103,14 @@ low_bits64(size_t k) /* k in 0..64 */
 /* The code points of c's lanes in `lanes` (a prefix of the 16 lanes; no
  * surrogates, <= 0x10FFFF) -> UTF-8 at d, exactly that many bytes (<= 64)
  * written.  Returns the count. */
-U8P_VBMI2 static inline size_t
+U8P_VBMI2_INL static inline size_t
 vbmi2_enc4x16(__m512i c, __mmask16 lanes, uint8_t *d)
 {
     __mmask16 ge80 = _mm512_cmpge_epu32_mask(c, _mm512_set1_epi32(0x80));
     __mmask16 ge800 = _mm512_cmpge_epu32_mask(c, _mm512_set1_epi32(0x800));
     __mmask16 ge10000 = _mm512_cmpge_epu32_mask(c, _mm512_set1_epi32(0x10000));
     /* sequence right-aligned in the lane: byte 3 is always its last byte,
-     * byte 3 - k its lead (see utf8_lanes in x86_sse.c) */
+     * byte 3 - k its lead (see utf8_lanes in x86_enc_impl.h) */
     __m512i t0 = _mm512_and_si512(
         c, _mm512_mask_blend_epi32(ge80, _mm512_set1_epi32(0x7F), _mm512_set1_epi32(0x3F)));
     __m512i s = _mm512_or_si512(
@@ -178,6 +177,21 @@ vbmi2_enc_ucs1(const uint8_t *src, size_t n, uint8_t *dst)
     return (size_t)(d - dst);
 }
 
+/* In the UCS2 and UCS4 loops: c's live lanes -> UTF-8 at d; at a
+ * surrogate among them, only the lanes before it, and the loop ends. */
+#define VBMI2_STEP_TO_SURR(c, lanes, take)                                    \
+    {                                                                         \
+        __mmask16 sur_ = _mm512_cmpeq_epi32_mask(_mm512_and_si512((c), kF800), kD800) & (lanes); \
+        if (sur_) {                                                           \
+            size_t first_ = (size_t)__builtin_ctz(sur_);                      \
+            d += vbmi2_enc4x16((c), (__mmask16)low_bits64(first_), d);        \
+            i += first_;                                                      \
+            break;                                                            \
+        }                                                                     \
+        d += vbmi2_enc4x16((c), (lanes), d);                                  \
+        i += (take);                                                          \
+    }
+
 U8P_VBMI2 static size_t
 vbmi2_enc_ucs2(const uint16_t *src, size_t n, uint8_t *dst, size_t *done)
 {
@@ -189,7 +203,7 @@ vbmi2_enc_ucs2(const uint16_t *src, size_t n, uint8_t *dst, size_t *done)
         return u8p_scalar_enc_ucs2(src, n, dst, done);
     while (i < n) {
         size_t take = n - i < 16 ? n - i : 16;
-        __mmask16 lanes = (__mmask16)low_bits64(take), sur;
+        __mmask16 lanes = (__mmask16)low_bits64(take);
         __m512i c;
         if (n - i >= 32) {
             __m512i v = _mm512_loadu_si512(src + i);
@@ -203,16 +217,7 @@ vbmi2_enc_ucs2(const uint16_t *src, size_t n, uint8_t *dst, size_t *done)
         }
         c = _mm512_cvtepu16_epi32(_mm512_castsi512_si256(
             _mm512_maskz_loadu_epi16((__mmask32)lanes, src + i)));
-        sur = _mm512_cmpeq_epi32_mask(_mm512_and_si512(c, kF800), kD800) & lanes;
-        if (sur) {
-            /* encode up to the first surrogate and stop there */
-            size_t first = (size_t)__builtin_ctz(sur);
-            d += vbmi2_enc4x16(c, (__mmask16)low_bits64(first), d);
-            i += first;
-            break;
-        }
-        d += vbmi2_enc4x16(c, lanes, d);
-        i += take;
+        VBMI2_STEP_TO_SURR(c, lanes, take);
     }
     *done = i;
     return (size_t)(d - dst);
@@ -229,7 +234,7 @@ vbmi2_enc_ucs4(const uint32_t *src, size_t n, uint8_t *dst, size_t *done)
         return u8p_scalar_enc_ucs4(src, n, dst, done);
     while (i < n) {
         size_t take = n - i < 16 ? n - i : 16;
-        __mmask16 lanes = (__mmask16)low_bits64(take), sur;
+        __mmask16 lanes = (__mmask16)low_bits64(take);
         __m512i c = _mm512_maskz_loadu_epi32(lanes, src + i);
         if (take == 16 && !_mm512_cmpge_epu32_mask(c, _mm512_set1_epi32(0x80))) {
             _mm_storeu_si128((__m128i *)d, _mm512_cvtepi32_epi8(c));
@@ -237,28 +242,61 @@ vbmi2_enc_ucs4(const uint32_t *src, size_t n, uint8_t *dst, size_t *done)
             i += 16;
             continue;
         }
-        sur = _mm512_cmpeq_epi32_mask(_mm512_and_si512(c, kF800), kD800) & lanes;
-        if (sur) {
-            size_t first = (size_t)__builtin_ctz(sur);
-            d += vbmi2_enc4x16(c, (__mmask16)low_bits64(first), d);
-            i += first;
-            break;
-        }
-        d += vbmi2_enc4x16(c, lanes, d);
-        i += take;
+        VBMI2_STEP_TO_SURR(c, lanes, take);
     }
     *done = i;
     return (size_t)(d - dst);
 }
 
 const u8p_kernels u8p_kernels_avx512_vbmi2 = {
-    "avx512",
+    "avx512-vbmi2",
     avx512_len_ucs1,
     avx512_len_ucs2,
     avx512_len_ucs4,
     vbmi2_enc_ucs1,
     vbmi2_enc_ucs2,
     vbmi2_enc_ucs4,
+};
+
+/* ------------------------------------------- the "avx512" level's table */
+
+/*
+ * Each kernel of the AVX-512 level is the fastest measured for its input
+ * size on AMD Zen 4 (bench/c/bench_kernels.c, README "x86 kernels"): the
+ * masked VBMI2 encoders for short strings (no scalar tail, no buffer
+ * round trip: 1.2-3x faster than AVX2 there), AVX2's block encoders for
+ * long ones (VBMI2 took 1.3-3.3x their time); the 512-bit length for UCS1
+ * (1.3-1.7x AVX2's), AVX2's for UCS2 and UCS4 (the 512-bit mask counts
+ * took 1.3x and 2x their time).  Without VBMI2, AVX2's encoders.
+ */
+#define AVX512_SHORT_UCS1 128
+#define AVX512_SHORT_UCS2 48
+#define AVX512_SHORT_UCS4 80
+
+U8P_VBMI2 static size_t
+avx512_enc1(const uint8_t *src, size_t n, uint8_t *dst)
+{
+    return n < AVX512_SHORT_UCS1 ? vbmi2_enc_ucs1(src, n, dst) : u8p_avx2_enc_ucs1(src, n, dst);
+}
+
+#define DEFINE_BY_SIZE(name, T, limit, short_fn, long_fn)                    \
+    U8P_VBMI2 static size_t name(const T *src, size_t n, uint8_t *dst, size_t *done) \
+    {                                                                         \
+        return (n < (limit) ? short_fn : long_fn)(src, n, dst, done);         \
+    }
+DEFINE_BY_SIZE(avx512_enc2, uint16_t, AVX512_SHORT_UCS2, vbmi2_enc_ucs2, u8p_avx2_enc_ucs2)
+DEFINE_BY_SIZE(avx512_enc4, uint32_t, AVX512_SHORT_UCS4, vbmi2_enc_ucs4, u8p_avx2_enc_ucs4)
+
+/* AVX-512 F + BW */
+const u8p_kernels u8p_kernels_avx512 = {
+    "avx512",          avx512_len_ucs1,   u8p_avx2_len_ucs2,       u8p_avx2_len_ucs4,
+    u8p_avx2_enc_ucs1, u8p_avx2_enc_ucs2, u8p_avx2_enc_ucs4,
+};
+
+/* + VBMI2 */
+const u8p_kernels u8p_kernels_avx512_mixed = {
+    "avx512",    avx512_len_ucs1, u8p_avx2_len_ucs2, u8p_avx2_len_ucs4,
+    avx512_enc1, avx512_enc2, avx512_enc4,
 };
 
 #else /* !U8P_X86_SIMD */

@@ -3,7 +3,7 @@
  * zero-padded vector without reading past it and without a memcpy into a
  * stack buffer (whose byte-sized stores a following vector load cannot
  * forward from: a stall of a dozen cycles on a string of a few code points).
- * Only SSE4.1 instructions, so the SSE and the AVX2 encoders share it.
+ * SSE4.1 instructions (u8p_load_part32 aside), so every x86 level shares it.
  */
 #ifndef UTF8PFX_X86_SHORT_H
 #define UTF8PFX_X86_SHORT_H
@@ -61,6 +61,18 @@ u8p_load_part16(const uint8_t *p, size_t nb)
                                               _mm_set1_epi8((char)(2 * h - (int)nb))));
     idx = _mm_or_si128(idx, _mm_cmpgt_epi8(iota, _mm_set1_epi8((char)(nb - 1))));
     return _mm_shuffle_epi8(v, idx);
+}
+
+/* The nb <= 32 bytes at p in the low bytes of a 256-bit vector, zeros
+ * above; reads exactly [p, p + nb).  AVX2 (the one function here that is). */
+__attribute__((target("avx2"))) static inline __m256i
+u8p_load_part32(const uint8_t *p, size_t nb)
+{
+    if (nb > 16)
+        return _mm256_inserti128_si256(
+            _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)p)),
+            u8p_load_part16(p + 16, nb - 16), 1);
+    return _mm256_zextsi128_si256(u8p_load_part16(p, nb));
 }
 
 /* o bytes from a stack buffer to dst, inline: 16-byte steps, then two

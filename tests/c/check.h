@@ -1,13 +1,15 @@
 /*
  * Shared by test_kernels.c and fuzz_kernels.c: run one input through every
- * kernel level the CPU supports and compare with an independent per-code
- * point reference (which also checks the scalar kernels themselves).
+ * kernel table the build runs (tables.h: every table the CPU has, or every
+ * x86 table in the emulated build; without a table list, one per level
+ * from dispatch) and compare with an independent per-code-point reference
+ * (which also checks the scalar kernels themselves).
  *
  * Sources sit at the very end of a read/write mapping followed by a
  * PROT_NONE page, so a kernel that reads past src + n faults.  Each
  * destination is sized EXACTLY to the expected output and placed the same
  * way (a write past it faults), with a canary in front of it (a write
- * before it is reported).
+ * before it is reported).  The guard pages are guard.h's.
  */
 #ifndef U8P_TEST_CHECK_H
 #define U8P_TEST_CHECK_H
@@ -20,76 +22,35 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "guard.h"
 #include "kernels.h"
+#define U8P_WANT_ENC
+#include "tables.h"
 
-#define CHECK_CANARY 64
-
-typedef struct {
-    uint8_t *base; /* base[0 .. size) is writable, base[size] faults */
-    size_t size;
-} guarded;
-
-static void
-guarded_init(guarded *g, size_t size)
-{
-    size_t page = (size_t)sysconf(_SC_PAGESIZE);
-    size_t rw = (size + CHECK_CANARY + page - 1) / page * page;
-    uint8_t *p = mmap(NULL, rw + page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-                      -1, 0);
-    if (p == MAP_FAILED || mprotect(p + rw, page, PROT_NONE) != 0) {
-        perror("mmap");
-        exit(2);
-    }
-    g->base = p;
-    g->size = rw;
-}
-
-/* a pointer to nbytes that end exactly at the guard page */
-static uint8_t *
-guarded_tail(guarded *g, size_t nbytes)
-{
-    return g->base + g->size - nbytes;
-}
-
-static const u8p_kernels *check_levels[U8P_ISA_COUNT];
+/* the tables this build runs (tables.h), scalar first; check_tables has
+ * every table found, check_levels only those that run */
+static tt_entry check_tables[TT_MAX];
+static int check_ntables;
+static const u8p_kernels *check_levels[TT_MAX];
+static const char *check_level_names[TT_MAX];
 static int check_nlevels;
 static long check_failures, check_cases;
 static guarded check_src, check_dst;
 static uint8_t *check_expect;
 static size_t check_cap; /* code points */
 
-/* what is running, for the fault handler: an out-of-bounds access hits a
- * guard page and lands here */
-static const char *volatile check_cur_level = "-";
-static const char *volatile check_cur_label = "-";
-
-static void
-check_on_fault(int sig)
-{
-    static const char msg[] = "FAULT (out-of-bounds access?) in level ";
-    const char *lv = check_cur_level, *lb = check_cur_label;
-    ssize_t rc;
-    rc = write(2, msg, sizeof msg - 1);
-    rc = write(2, lv, strlen(lv));
-    rc = write(2, ", case: ", 8);
-    rc = write(2, lb, strlen(lb));
-    rc = write(2, "\n", 1);
-    (void)rc;
-    signal(sig, SIG_DFL);
-    raise(sig);
-}
-
 static void
 check_init(size_t max_cp)
 {
     int lvl;
-    signal(SIGSEGV, check_on_fault);
-    signal(SIGBUS, check_on_fault);
+    guard_on_faults();
     check_nlevels = 0;
-    for (lvl = 0; lvl < U8P_ISA_COUNT; lvl++) {
-        const u8p_kernels *k = u8p_kernels_for_level((u8p_isa)lvl);
-        if (k)
-            check_levels[check_nlevels++] = k;
+    check_ntables = tt_collect(1, check_tables);
+    for (lvl = 0; lvl < check_ntables; lvl++) {
+        if (check_tables[lvl].run) {
+            check_level_names[check_nlevels] = tt_short(check_tables[lvl].sym);
+            check_levels[check_nlevels++] = (const u8p_kernels *)check_tables[lvl].table;
+        }
     }
     check_cap = max_cp;
     guarded_init(&check_src, 4 * max_cp);
@@ -182,47 +143,48 @@ check_case(int kind, const void *units, size_t n, const char *label)
 
     for (li = 0; li < check_nlevels; li++) {
         const u8p_kernels *k = check_levels[li];
+        const char *kname = check_level_names[li];
         size_t r, ns = (size_t)-1, dn = (size_t)-1;
         uint8_t *dst = guarded_tail(&check_dst, out);
         memset(dst - CHECK_CANARY, 0xA5, CHECK_CANARY + out);
-        check_cur_level = k->name;
-        check_cur_label = label;
+        guard_cur_level = kname;
+        guard_cur_label = label;
 
         if (kind == 1) {
             r = k->len_ucs1(src, n);
             if (r != full)
-                check_fail(k->name, kind, "len", label, n, "length", r, full);
+                check_fail(kname, kind, "len", label, n, "length", r, full);
             r = k->enc_ucs1(src, n, dst);
         }
         else if (kind == 2) {
             r = k->len_ucs2(src, n, &ns);
             if (r != full)
-                check_fail(k->name, kind, "len", label, n, "length", r, full);
+                check_fail(kname, kind, "len", label, n, "length", r, full);
             if (ns != surr)
-                check_fail(k->name, kind, "len", label, n, "nsurr", ns, surr);
+                check_fail(kname, kind, "len", label, n, "nsurr", ns, surr);
             r = k->enc_ucs2(src, n, dst, &dn);
         }
         else {
             r = k->len_ucs4(src, n, &ns);
             if (r != full)
-                check_fail(k->name, kind, "len", label, n, "length", r, full);
+                check_fail(kname, kind, "len", label, n, "length", r, full);
             if (ns != surr)
-                check_fail(k->name, kind, "len", label, n, "nsurr", ns, surr);
+                check_fail(kname, kind, "len", label, n, "nsurr", ns, surr);
             r = k->enc_ucs4(src, n, dst, &dn);
         }
         if (r != out)
-            check_fail(k->name, kind, "enc", label, n, "bytes", r, out);
+            check_fail(kname, kind, "enc", label, n, "bytes", r, out);
         if (kind != 1 && dn != done)
-            check_fail(k->name, kind, "enc", label, n, "done", dn, done);
+            check_fail(kname, kind, "enc", label, n, "done", dn, done);
         if (memcmp(dst, check_expect, out) != 0) {
             size_t j = 0;
             while (dst[j] == check_expect[j])
                 j++;
-            check_fail(k->name, kind, "enc", label, n, "first differing byte at", j, out);
+            check_fail(kname, kind, "enc", label, n, "first differing byte at", j, out);
         }
         for (i = 0; i < CHECK_CANARY; i++) {
             if (dst[(ptrdiff_t)i - CHECK_CANARY] != 0xA5) {
-                check_fail(k->name, kind, "enc", label, n, "wrote before dst, offset", i,
+                check_fail(kname, kind, "enc", label, n, "wrote before dst, offset", i,
                            CHECK_CANARY);
                 break;
             }

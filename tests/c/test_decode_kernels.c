@@ -1,18 +1,34 @@
 /*
- * Differential test of the decode kernels, no Python needed:
- *   gcc -O2 -I../../csrc/kernels test_decode_kernels.c \
- *       ../../csrc/kernels/[a-z]*.c -o /tmp/tdk && /tmp/tdk   (or: make -C tests/c decode)
- * Every compiled level the CPU supports must agree with the scalar kernel
- * (status, bounds, ncp, class) on random mutations of valid UTF-8 of many
- * lengths, and its transcoders must produce the scalar's code units.
- * Inputs are copied to exact-size heap blocks so that a sanitizer build
- * (-fsanitize=address) catches any read past the payload.
+ * Differential test of the decode kernels (UTF-8 -> UCS1/2/4), no Python:
+ *
+ *   make -C tests/c decode     the levels dispatch picks on this CPU
+ *   make -C tests/c native     every table this CPU can run (tables.h)
+ *   make -C tests/c emu        every x86 table, built against SIMDe
+ *
+ * Every table must agree with the scalar kernel (status, error bounds, ncp,
+ * maxchar class) with and without surrogatepass, and its transcoders must
+ * write the scalar's code units; where the input was generated from known
+ * code points, both must also match those (an independent reference for
+ * the scalar kernel itself).  Inputs: every length 0..300 of random mixes;
+ * vector multiples +-1 up to 4096; a multi-byte sequence, a surrogate
+ * (ED A0..BF xx), an invalid byte or a broken sequence at every byte
+ * position of runs up to 129 bytes; every truncation point; random
+ * mutations; long inputs.  Sources end exactly at a guard page and every
+ * destination is sized exactly (ncp units, or cap for the checked UCS1
+ * path) and ends at one too, with a canary in front, so a read or write
+ * out of bounds faults or is reported.  Prints one summary line; exits 1 on
+ * any failure.
  */
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
+#include "guard.h"
+#define U8P_WANT_DEC
 #include "decode.h"
+#include "tables.h"
+
+static tt_entry tables[TT_MAX];
+static int ntables;
+static long failures, cases;
+static guarded g_src, g_dst;
+#define MAXN 200000
 
 static uint64_t rng = 0x9E3779B97F4A7C15ULL;
 static uint32_t
@@ -37,140 +53,439 @@ put_cp(uint8_t *d, uint32_t c)
     d[2] = (uint8_t)(0x80 | ((c >> 6) & 0x3F)); d[3] = (uint8_t)(0x80 | (c & 0x3F)); return 4;
 }
 
-static uint32_t
-rand_cp(int mix)
+static void
+fail(const char *tbl, const char *what, const char *label, size_t n, int surr,
+     long got, long want)
 {
-    uint32_t r = rnd() % 100;
-    uint32_t c;
-    if (r < (uint32_t)mix) return rnd() % 0x80;
-    switch (rnd() % 4) {
-    case 0: c = 0x80 + rnd() % 0x80; break;
-    case 1: c = 0x80 + rnd() % 0x780; break;
-    case 2: c = 0x800 + rnd() % 0xF800; break;
-    default: c = 0x10000 + rnd() % 0x100000; break;
+    failures++;
+    if (failures <= 20)
+        fprintf(stderr, "MISMATCH table=%s %s [%s] n=%zu surrogatepass=%d: got %ld want %ld\n",
+                tbl, what, label, n, surr, got, want);
+}
+
+/* Code units of one transcode, widened to uint32_t for comparison. */
+static uint32_t ref_units[MAXN + 1];
+
+static uint32_t
+unit_at(const uint8_t *dst, int width, size_t i)
+{
+    if (width == 1)
+        return dst[i];
+    if (width == 2) {
+        uint16_t u;
+        memcpy(&u, dst + 2 * i, 2);
+        return u;
     }
-    return c;
+    {
+        uint32_t u;
+        memcpy(&u, dst + 4 * i, 4);
+        return u;
+    }
+}
+
+/* Runs K's transcoder of the given width into an exact-size destination
+ * ending at the guard page; returns units written, fills cmp with them. */
+static size_t
+transcode(const u8p_dec_kernels *K, const uint8_t *src, size_t n, size_t ncp, int width,
+          const char *tname, const char *label, int surr, uint32_t *cmp)
+{
+    uint8_t *dst = guarded_tail(&g_dst, ncp * (size_t)width);
+    size_t w, i;
+    memset(dst - CHECK_CANARY, 0xA5, CHECK_CANARY);
+    if (width == 1)
+        w = K->to_ucs1(src, n, dst);
+    else if (width == 2)
+        w = K->to_ucs2(src, n, (uint16_t *)(void *)dst);
+    else
+        w = K->to_ucs4(src, n, (uint32_t *)(void *)dst);
+    for (i = 0; i < CHECK_CANARY; i++)
+        if (dst[(ptrdiff_t)i - CHECK_CANARY] != 0xA5) {
+            fail(tname, "transcode wrote before dst, offset", label, n, surr, (long)i, -1);
+            break;
+        }
+    for (i = 0; i < ncp && i < w; i++)
+        cmp[i] = unit_at(dst, width, i);
+    return w;
+}
+
+/* One input (n bytes) through every table, with and without surrogatepass.
+ * want (NULL if unknown) are the code points the bytes encode, when the
+ * bytes are valid UTF-8 apart from surrogates (want_surr of them). */
+static void
+check_dec(const uint8_t *bytes, size_t n, const char *label, const uint32_t *want, size_t nwant,
+          int want_surr)
+{
+    uint8_t *src = guarded_tail(&g_src, n);
+    int surr, t;
+    memcpy(src, bytes, n);
+    cases++;
+    guard_cur_label = label;
+    for (surr = 0; surr <= 1; surr++) {
+        u8p_scan_result ref, got;
+        u8p_dec_status rs, gs;
+        int width = 0;
+        size_t q;
+        memset(&ref, 0, sizeof ref);
+        guard_cur_level = "scalar scan";
+        rs = u8p_dec_scan_scalar(src, n, surr, &ref);
+        if (want) { /* the scalar scan against what the bytes are known to hold */
+            int valid = surr || !want_surr;
+            uint32_t mx = 0x7F, c, top;
+            for (q = 0; q < nwant; q++) {
+                c = want[q];
+                top = c > 0xFFFF ? 0x10FFFF : c > 0xFF ? 0xFFFF : c > 0x7F ? 0xFF : 0x7F;
+                mx = top > mx ? top : mx;
+            }
+            if ((rs == U8P_DEC_OK) != valid)
+                fail("scalar", "scan status vs generator", label, n, surr, rs, !valid);
+            else if (valid && (ref.ncp != nwant || ref.maxchar != mx))
+                fail("scalar", "scan ncp/maxchar vs generator", label, n, surr,
+                     (long)ref.ncp, (long)nwant);
+        }
+        if (rs == U8P_DEC_OK) {
+            width = ref.maxchar <= 0xFF ? 1 : ref.maxchar <= 0xFFFF ? 2 : 4;
+            guard_cur_level = "scalar transcode";
+            q = transcode(&u8p_dec_kernels_scalar, src, n, ref.ncp, width, "scalar", label,
+                          surr, ref_units);
+            if (q != ref.ncp)
+                fail("scalar", "transcode units", label, n, surr, (long)q, (long)ref.ncp);
+            if (want && nwant == ref.ncp)
+                for (q = 0; q < nwant; q++)
+                    if (ref_units[q] != want[q]) {
+                        fail("scalar", "transcode vs generator at unit", label, n, surr,
+                             (long)q, -1);
+                        break;
+                    }
+        }
+        for (t = 0; t < ntables; t++) {
+            const u8p_dec_kernels *K = (const u8p_dec_kernels *)tables[t].table;
+            const char *tn = tt_short(tables[t].sym);
+            static uint32_t units[MAXN + 1];
+            if (!tables[t].run)
+                continue;
+            guard_cur_level = tn;
+            memset(&got, 0x5A, sizeof got);
+            gs = K->scan(src, n, surr, &got);
+            if (gs != rs) {
+                fail(tn, "scan status", label, n, surr, gs, rs);
+                continue;
+            }
+            if (rs == U8P_DEC_OK && (got.ncp != ref.ncp || got.maxchar != ref.maxchar)) {
+                fail(tn, got.ncp != ref.ncp ? "scan ncp" : "scan maxchar", label, n, surr,
+                     (long)(got.ncp != ref.ncp ? got.ncp : got.maxchar),
+                     (long)(got.ncp != ref.ncp ? ref.ncp : ref.maxchar));
+                continue;
+            }
+            if (rs != U8P_DEC_OK) {
+                if (got.err_start != ref.err_start || got.err_end != ref.err_end)
+                    fail(tn, got.err_start != ref.err_start ? "error start" : "error end",
+                         label, n, surr,
+                         (long)(got.err_start != ref.err_start ? got.err_start : got.err_end),
+                         (long)(got.err_start != ref.err_start ? ref.err_start : ref.err_end));
+            }
+            else {
+                q = transcode(K, src, n, ref.ncp, width, tn, label, surr, units);
+                if (q != ref.ncp)
+                    fail(tn, "transcode units", label, n, surr, (long)q, (long)ref.ncp);
+                else if (memcmp(units, ref_units, ref.ncp * sizeof *units) != 0) {
+                    for (q = 0; units[q] == ref_units[q]; q++)
+                        ;
+                    fail(tn, "transcode differs at unit", label, n, surr, (long)q, -1);
+                }
+            }
+            if (K->prescan && !surr) {
+                /* fused UCS1 path: the right answer, and no write outside
+                 * [dst, dst+cap) for a cap one off or any bytes */
+                size_t pn = 0, cap;
+                uint8_t mb = K->prescan(src, n, &pn);
+                int ucs1 = rs == U8P_DEC_OK && ref.maxchar <= 0xFF, d;
+                if (rs == U8P_DEC_OK && (mb < 0xC4) != ucs1)
+                    fail(tn, "prescan says UCS1", label, n, surr, mb < 0xC4, ucs1);
+                else if (ucs1 && (pn != ref.ncp || (mb < 0x80) != (ref.maxchar == 0x7F)))
+                    fail(tn, "prescan ncp", label, n, surr, (long)pn, (long)ref.ncp);
+                for (d = -1; mb < 0xC4 && d <= 1; d++) {
+                    uint8_t *dst;
+                    u8p_dec_status cs;
+                    if (d < 0 && pn == 0)
+                        continue;
+                    cap = pn + (size_t)(long)d;
+                    dst = guarded_tail(&g_dst, cap);
+                    memset(dst - CHECK_CANARY, 0xA5, CHECK_CANARY);
+                    cs = K->to_ucs1_checked(src, n, dst, cap);
+                    if ((cs == U8P_DEC_OK) != (ucs1 && cap == ref.ncp))
+                        fail(tn, "to_ucs1_checked status (cap - ncp in got)", label, n, surr,
+                             (long)cap - (long)ref.ncp, cs);
+                    else if (cs == U8P_DEC_OK) {
+                        for (q = 0; q < cap && dst[q] == ref_units[q]; q++)
+                            ;
+                        if (q != cap)
+                            fail(tn, "to_ucs1_checked differs at unit", label, n, surr,
+                                 (long)q, -1);
+                    }
+                    for (q = 0; q < CHECK_CANARY; q++)
+                        if (dst[(ptrdiff_t)q - CHECK_CANARY] != 0xA5) {
+                            fail(tn, "to_ucs1_checked wrote before dst", label, n, surr,
+                                 (long)q, -1);
+                            break;
+                        }
+                }
+            }
+        }
+    }
+}
+
+/* ------------------------------------------------------------ generators */
+
+enum { C_ASCII, C_LATIN1, C_TWO, C_THREE, C_SURR, C_ASTRAL, C_EDGE, C_NCLASS };
+static const char *const class_names[C_NCLASS] = {"ascii", "latin1", "2byte", "3byte",
+                                                  "surr", "astral", "edge"};
+
+/* code points at the edges the validators decide on: the limits of each
+ * sequence length, the E0/ED/F0/F4 second-byte ranges, the surrogates */
+static const uint32_t edges[] = {
+    0x00, 0x7F, 0x80, 0xBF, 0xC0, 0xFF, 0x100, 0x7FF, 0x800, 0x801, 0xFFF, 0x1000, 0xCFFF,
+    0xD000, 0xD7FF, 0xD800, 0xDBFF, 0xDC00, 0xDFFF, 0xE000, 0xEFFF, 0xF000, 0xFFFD, 0xFFFF,
+    0x10000, 0x3FFFF, 0x40000, 0xFFFFF, 0x100000, 0x10FFFF,
+};
+
+static uint32_t
+cp_of(int cls)
+{
+    uint32_t c;
+    switch (cls) {
+    case C_ASCII: return rnd() % 0x80;
+    case C_LATIN1: return 0x80 + rnd() % 0x80;
+    case C_TWO: return 0x80 + rnd() % 0x780;
+    case C_THREE:
+        do
+            c = 0x800 + rnd() % 0xF800;
+        while (c >= 0xD800 && c <= 0xDFFF);
+        return c;
+    case C_SURR: return 0xD800 + rnd() % 0x800;
+    case C_EDGE: return edges[rnd() % (sizeof edges / sizeof edges[0])];
+    default: return 0x10000 + rnd() % 0x100000;
+    }
+}
+
+typedef struct {
+    const char *name;
+    int permille[C_NCLASS];
+} mix;
+
+static const mix mixes[] = {
+    {"ascii", {1000, 0, 0, 0, 0, 0}},
+    {"latin1-sparse", {950, 50, 0, 0, 0, 0}},
+    {"latin1-dense", {300, 700, 0, 0, 0, 0}},
+    {"2byte", {100, 0, 900, 0, 0, 0}},
+    {"3byte", {50, 0, 50, 900, 0, 0}},
+    {"astral-mix", {500, 0, 50, 100, 0, 350}},
+    {"all", {300, 100, 150, 200, 20, 230}},
+    {"surr-sparse", {400, 0, 200, 390, 10, 0}},
+    {"edges", {300, 0, 0, 0, 0, 0, 700}},
+};
+#define NMIX (sizeof mixes / sizeof mixes[0])
+
+static uint8_t gen[MAXN + 8];
+static uint32_t gcps[MAXN + 8];
+static size_t gn, gncp;
+static int gsurr;
+
+static void
+gen_reset(void)
+{
+    gn = gncp = 0;
+    gsurr = 0;
+}
+
+static void
+gen_put(uint32_t c)
+{
+    gn += put_cp(gen + gn, c);
+    gcps[gncp++] = c;
+    gsurr += c >= 0xD800 && c <= 0xDFFF;
+}
+
+static int
+pick(const mix *m)
+{
+    int r = (int)(rnd() % 1000), cls, acc = 0;
+    for (cls = 0; cls < C_NCLASS; cls++) {
+        acc += m->permille[cls];
+        if (r < acc)
+            return cls;
+    }
+    return C_ASCII;
+}
+
+/* valid text of exactly len bytes from mix m (ASCII fills what is left) */
+static void
+gen_mix(const mix *m, size_t len)
+{
+    gen_reset();
+    while (gn < len) {
+        uint32_t c = cp_of(pick(m));
+        uint8_t tmp[4];
+        if (gn + put_cp(tmp, c) > len)
+            c = cp_of(C_ASCII);
+        gen_put(c);
+    }
+}
+
+static void
+run_gen(const char *label)
+{
+    check_dec(gen, gn, label, gcps, gncp, gsurr);
 }
 
 int
 main(void)
 {
-    int iter, lvl, failures = 0;
-    const u8p_dec_kernels *levels[U8P_ISA_COUNT];
-    for (lvl = 0; lvl < U8P_ISA_COUNT; lvl++)
-        levels[lvl] = u8p_dec_kernels_for_level((u8p_isa)lvl);
-    for (iter = 0; iter < 200000; iter++) {
-        uint8_t gen[1200];
-        size_t n = 0, target = rnd() % (iter % 10 == 0 ? 1000 : 140);
-        int mix = (int)(rnd() % 101), surr = (int)(rnd() & 1), nmut, m;
-        uint32_t cls = rnd() % 4;
-        while (n < target) {
-            uint32_t c = rand_cp(mix);
-            if (cls == 0) c &= 0x7F;
-            else if (cls == 1) c &= 0xFF;
-            else if (cls == 2 && c > 0xFFFF) c &= 0xFFFF;
-            if (c >= 0xD800 && c < 0xE000 && !(surr && rnd() % 4 == 0)) c = 0x41;
-            n += put_cp(gen + n, c);
+    static const size_t specials[] = {16, 32, 64, 128, 256, 512, 1024, 4096};
+    static const size_t sweep_lens[] = {1, 15, 16, 17, 31, 32, 33, 48, 63, 64, 65, 100, 127, 128, 129};
+    /* broken bytes put at a position: each is invalid wherever it lands
+     * in ASCII (start bytes lacking continuations, stray continuations,
+     * never-valid bytes, overlongs, too large, truncated) */
+    static const struct {
+        const char *name;
+        uint8_t b[4];
+        int len;
+    } bad[] = {
+        {"80", {0x80}, 1},           {"BF", {0xBF}, 1},
+        {"C0 80", {0xC0, 0x80}, 2},  {"C1 BF", {0xC1, 0xBF}, 2},
+        {"C2", {0xC2}, 1},           {"DF 41", {0xDF, 0x41}, 2},
+        {"E0 80 80", {0xE0, 0x80, 0x80}, 3}, {"E0 9F BF", {0xE0, 0x9F, 0xBF}, 3},
+        {"E1 80", {0xE1, 0x80}, 2},  {"EF BF", {0xEF, 0xBF}, 2},
+        {"F0 80 80 80", {0xF0, 0x80, 0x80, 0x80}, 4}, {"F0 8F BF BF", {0xF0, 0x8F, 0xBF, 0xBF}, 4},
+        {"F4 90 80 80", {0xF4, 0x90, 0x80, 0x80}, 4}, {"F1 80 80", {0xF1, 0x80, 0x80}, 3},
+        {"F5", {0xF5}, 1},           {"F8", {0xF8}, 1},
+        {"FE", {0xFE}, 1},           {"FF", {0xFF}, 1},
+    };
+    size_t n, p, s, q, b;
+    unsigned mi, cls, cls2;
+    int iter, t;
+    char label[128];
+
+    guard_on_faults();
+    guarded_init(&g_src, MAXN + 16);
+    guarded_init(&g_dst, 4 * (MAXN + 16));
+    ntables = tt_collect(0, tables);
+    tt_report("decode", tables, ntables);
+    {
+        /* every table dispatch can pick on this CPU is one this run tests */
+        const void *picked[U8P_ISA_COUNT];
+        int li;
+        for (li = 0; li < U8P_ISA_COUNT; li++)
+            picked[li] = u8p_dec_kernels_for_level((u8p_isa)li);
+        failures += tt_dispatch_covered(tables, ntables, picked, U8P_ISA_COUNT);
+    }
+
+    /* every length 0..300, every mix, two seeds */
+    for (n = 0; n <= 300; n++)
+        for (mi = 0; mi < NMIX; mi++)
+            for (q = 0; q < 2; q++) {
+                gen_mix(&mixes[mi], n);
+                snprintf(label, sizeof label, "random %s", mixes[mi].name);
+                run_gen(label);
+            }
+    /* vector multiples +- 1 */
+    for (s = 0; s < sizeof specials / sizeof specials[0]; s++)
+        for (n = specials[s] - 1; n <= specials[s] + 1; n++) {
+            for (mi = 0; mi < NMIX; mi++)
+                for (q = 0; q < 3; q++) {
+                    gen_mix(&mixes[mi], n);
+                    snprintf(label, sizeof label, "boundary %s", mixes[mi].name);
+                    run_gen(label);
+                }
+            for (cls = 0; cls < C_NCLASS; cls++) { /* pure runs of n code points */
+                gen_reset();
+                for (q = 0; q < n; q++)
+                    gen_put(cp_of((int)cls));
+                snprintf(label, sizeof label, "pure %s x%zu", class_names[cls], n);
+                run_gen(label);
+            }
         }
-        nmut = (rnd() % 3 == 0) ? (int)(rnd() % 3) + 1 : 0;
-        for (m = 0; m < nmut && n; m++) {
-            size_t at = rnd() % n;
+    /* one sequence of class cls2 at every code-point position of a run of
+     * cls (so at every byte offset of the vectors), surrogates included */
+    for (s = 0; s < sizeof sweep_lens / sizeof sweep_lens[0]; s++) {
+        n = sweep_lens[s];
+        for (cls = 0; cls < C_NCLASS; cls++) {
+            if (cls == C_SURR)
+                continue;
+            for (cls2 = 0; cls2 < C_NCLASS; cls2++) {
+                if (cls2 == cls)
+                    continue;
+                for (p = 0; p < n; p++) {
+                    gen_reset();
+                    for (q = 0; q < n; q++)
+                        gen_put(cp_of((int)(q == p ? cls2 : cls)));
+                    snprintf(label, sizeof label, "%s in %s at cp %zu", class_names[cls2],
+                             class_names[cls], p);
+                    run_gen(label);
+                }
+            }
+        }
+    }
+    /* a broken sequence at every byte position of ASCII, of 2-byte text
+     * and of 3-byte text (there it also cuts a sequence short) */
+    for (s = 0; s < sizeof sweep_lens / sizeof sweep_lens[0]; s++) {
+        for (cls = 0; cls < 3; cls++) {
+            static const int base[3] = {C_ASCII, C_TWO, C_THREE};
+            static uint8_t text[MAXN];
+            gen_reset();
+            while (gn < sweep_lens[s] + 3)
+                gen_put(cp_of(base[cls]));
+            n = gn;
+            memcpy(text, gen, n);
+            for (b = 0; b < sizeof bad / sizeof bad[0]; b++)
+                for (p = 0; p + (size_t)bad[b].len <= n; p++) {
+                    memcpy(gen, text, n);
+                    memcpy(gen + p, bad[b].b, (size_t)bad[b].len);
+                    snprintf(label, sizeof label, "bad %s at byte %zu of %s x%zu", bad[b].name,
+                             p, class_names[base[cls]], n);
+                    check_dec(gen, n, label, NULL, 0, 0);
+                }
+        }
+    }
+    /* every truncation point of mixed text (unexpected end mid-sequence) */
+    for (mi = 0; mi < NMIX; mi++) {
+        gen_mix(&mixes[mi], 200);
+        for (n = 0; n <= gn; n++) {
+            snprintf(label, sizeof label, "%s cut at %zu", mixes[mi].name, n);
+            check_dec(gen, n, label, NULL, 0, 0);
+        }
+    }
+    /* random mutations of valid text (any byte, a continuation byte, a cut) */
+    for (iter = 0; iter < 40000; iter++) {
+        size_t target = rnd() % (iter % 10 == 0 ? 2000 : 160);
+        int nmut = (int)(rnd() % 3) + 1, m;
+        gen_mix(&mixes[rnd() % NMIX], target);
+        for (m = 0; m < nmut && gn; m++) {
+            size_t at = rnd() % gn;
             switch (rnd() % 3) {
             case 0: gen[at] = (uint8_t)rnd(); break;
             case 1: gen[at] = (uint8_t)(0x80 | (rnd() % 0x40)); break;
-            default: n = at; break; /* truncate */
+            default: gn = at; break;
             }
         }
-        {
-            uint8_t *src = malloc(n ? n : 1);
-            u8p_scan_result ref, got;
-            u8p_dec_status rs, gs;
-            uint32_t *refout = NULL;
-            memcpy(src, gen, n);
-            rs = u8p_dec_scan_scalar(src, n, surr, &ref);
-            if (rs == U8P_DEC_OK) {
-                refout = malloc((ref.ncp + 1) * 4);
-                if (ref.maxchar <= 0xFF) {
-                    uint8_t *t = malloc(ref.ncp + 1); size_t q;
-                    u8p_dec_kernels_scalar.to_ucs1(src, n, t);
-                    for (q = 0; q < ref.ncp; q++) refout[q] = t[q];
-                    free(t);
-                } else if (ref.maxchar <= 0xFFFF) {
-                    uint16_t *t = malloc((ref.ncp + 1) * 2); size_t q;
-                    u8p_dec_kernels_scalar.to_ucs2(src, n, t);
-                    for (q = 0; q < ref.ncp; q++) refout[q] = t[q];
-                    free(t);
-                } else {
-                    u8p_dec_kernels_scalar.to_ucs4(src, n, refout);
-                }
-            }
-            for (lvl = 1; lvl < U8P_ISA_COUNT; lvl++) {
-                const u8p_dec_kernels *K = levels[lvl];
-                if (!K) continue;
-                if (K->prescan) {
-                    /* fused UCS1 path: right answer, and no write past cap
-                     * even for a wrong cap or invalid bytes */
-                    size_t pn = 0, cap, q;
-                    uint8_t mb = K->prescan(src, n, &pn);
-                    int ucs1 = rs == U8P_DEC_OK && ref.maxchar <= 0xFF, d;
-                    if ((rs == U8P_DEC_OK && (mb < 0xC4) != ucs1)
-                        || (ucs1 && (pn != ref.ncp || (mb < 0x80) != (ref.maxchar == 0x7F)))) {
-                        if (failures++ < 10)
-                            printf("prescan mismatch %s iter %d n=%zu\n", K->name, iter, n);
-                    }
-                    for (d = -1; mb < 0xC4 && d <= 1; d++) {
-                        uint8_t *t;
-                        u8p_dec_status cs;
-                        int bad = 0;
-                        if (d < 0 && pn == 0) continue;
-                        cap = pn + (size_t)(long)d;
-                        t = malloc(cap ? cap : 1);
-                        cs = K->to_ucs1_checked(src, n, t, cap);
-                        if ((cs == U8P_DEC_OK) != (ucs1 && cap == ref.ncp)) bad = 1;
-                        else if (cs == U8P_DEC_OK)
-                            for (q = 0; q < cap; q++) bad |= t[q] != refout[q];
-                        if (bad && failures++ < 10)
-                            printf("to_ucs1_checked mismatch %s iter %d n=%zu cap=%zu: %d\n",
-                                   K->name, iter, n, cap, cs);
-                        free(t);
-                    }
-                }
-                memset(&got, 0, sizeof got);
-                gs = K->scan(src, n, surr, &got);
-                if (gs != rs || (rs == U8P_DEC_OK && (got.ncp != ref.ncp || got.maxchar != ref.maxchar))
-                    || (rs != U8P_DEC_OK && (got.err_start != ref.err_start || got.err_end != ref.err_end))) {
-                    if (failures++ < 10)
-                        printf("scan mismatch %s iter %d n=%zu: %d/%d\n", K->name, iter, n, gs, rs);
-                    continue;
-                }
-                if (rs == U8P_DEC_OK) {
-                    size_t q, w; int bad = 0;
-                    if (ref.maxchar <= 0xFF) {
-                        uint8_t *t = malloc(ref.ncp ? ref.ncp : 1);
-                        w = K->to_ucs1(src, n, t);
-                        for (q = 0; q < ref.ncp; q++) bad |= t[q] != refout[q];
-                        free(t);
-                    } else if (ref.maxchar <= 0xFFFF) {
-                        uint16_t *t = malloc(ref.ncp ? ref.ncp * 2 : 2);
-                        w = K->to_ucs2(src, n, t);
-                        for (q = 0; q < ref.ncp; q++) bad |= t[q] != refout[q];
-                        free(t);
-                    } else {
-                        uint32_t *t = malloc(ref.ncp ? ref.ncp * 4 : 4);
-                        w = K->to_ucs4(src, n, t);
-                        for (q = 0; q < ref.ncp; q++) bad |= t[q] != refout[q];
-                        free(t);
-                    }
-                    if (bad || w != ref.ncp) {
-                        if (failures++ < 10)
-                            printf("transcode mismatch %s iter %d n=%zu\n", K->name, iter, n);
-                    }
-                }
-            }
-            free(refout);
-            free(src);
-        }
+        check_dec(gen, gn, "mutated", NULL, 0, 0);
     }
-    printf("decode kernels: %d failures\n", failures);
+    /* long inputs */
+    for (cls = 0; cls < C_NCLASS; cls++) {
+        gen_reset();
+        while (gn + 4 <= MAXN - 8)
+            gen_put(cp_of((int)cls));
+        snprintf(label, sizeof label, "long %s", class_names[cls]);
+        run_gen(label);
+    }
+    for (mi = 0; mi < NMIX; mi++) {
+        gen_mix(&mixes[mi], MAXN - 8);
+        snprintf(label, sizeof label, "long %s", mixes[mi].name);
+        run_gen(label);
+    }
+
+    for (t = 0, q = 0; t < ntables; t++)
+        q += tables[t].run != 0;
+    printf("decode kernels: %ld cases x %zu tables x 2 (surrogatepass or not): %ld failures\n",
+           cases, q, failures);
     return failures != 0;
 }

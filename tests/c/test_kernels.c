@@ -27,10 +27,20 @@ rnd_range(uint32_t lo, uint32_t hi) /* inclusive */
     return lo + (uint32_t)(rnd() % ((uint64_t)hi - lo + 1));
 }
 
-enum { C_ASCII, C_LATIN1, C_TWO, C_THREE, C_SURR, C_ASTRAL, C_NCLASS };
+enum { C_ASCII, C_LATIN1, C_TWO, C_THREE, C_SURR, C_ASTRAL, C_EDGE, C_NCLASS };
 static const char *const class_names[C_NCLASS] = {
-    "ascii", "latin1", "2byte", "3byte", "surr", "astral",
+    "ascii", "latin1", "2byte", "3byte", "surr", "astral", "edge",
 };
+
+/* Code points at the edges a vector compare decides on (class limits,
+ * surrogate bounds, the sign bits of 8/16/32-bit lanes); C_EDGE picks
+ * among those the storage kind being built can hold. */
+static const uint32_t edges[] = {
+    0x00, 0x01, 0x7E, 0x7F, 0x80, 0x81, 0xBF, 0xC0, 0xFE, 0xFF, 0x100, 0x7FF, 0x800, 0xFFF,
+    0x1000, 0x7FFF, 0x8000, 0xD7FF, 0xD800, 0xDBFF, 0xDC00, 0xDFFF, 0xE000, 0xFFFD, 0xFFFE,
+    0xFFFF, 0x10000, 0x10001, 0xFFFFF, 0x100000, 0x10FFFE, 0x10FFFF,
+};
+static int cur_kind = 4; /* the storage kind being built */
 
 static uint32_t
 cp_of(int cls)
@@ -50,6 +60,11 @@ cp_of(int cls)
         return c;
     case C_SURR:
         return rnd_range(0xD800, 0xDFFF);
+    case C_EDGE:
+        do
+            c = edges[rnd() % (sizeof edges / sizeof edges[0])];
+        while ((cur_kind == 1 && c > 0xFF) || (cur_kind == 2 && c > 0xFFFF));
+        return c;
     default:
         return rnd_range(0x10000, 0x10FFFF);
     }
@@ -60,7 +75,7 @@ static int
 class_ok(int kind, int cls)
 {
     if (kind == 1)
-        return cls <= C_LATIN1;
+        return cls <= C_LATIN1 || cls == C_EDGE;
     if (kind == 2)
         return cls != C_ASTRAL;
     return 1;
@@ -100,6 +115,7 @@ static const mix mixes[] = {
     {"all", {300, 100, 150, 200, 20, 230}},
     {"surr-sparse", {400, 0, 200, 390, 10, 0}},
     {"surr-dense", {300, 0, 0, 200, 500, 0}},
+    {"edges", {300, 0, 0, 0, 0, 0, 700}},
 };
 #define NMIX (sizeof mixes / sizeof mixes[0])
 
@@ -145,17 +161,22 @@ main(void)
     units_buf = malloc(big * 4);
     if (!cps || !units_buf)
         return 2;
-    printf("levels:");
-    for (li = 0; li < check_nlevels; li++)
-        printf(" %s", check_levels[li]->name);
-    printf("\n");
+    tt_report("encode", check_tables, check_ntables);
 
     /* dispatch: no cap picks the best level, a cap never exceeds itself,
-     * unknown names select nothing */
+     * unknown names select nothing; and every table it can pick on this
+     * CPU is one this run tests */
     {
         static const char *const names[U8P_ISA_COUNT] = {"scalar", "sse", "avx2", "avx512"};
-        const u8p_kernels *best = u8p_select_kernels(NULL), *capped;
-        if (best != check_levels[check_nlevels - 1] || u8p_select_kernels("") != best) {
+        const void *picked[U8P_ISA_COUNT];
+        const u8p_kernels *best = u8p_select_kernels(NULL), *capped, *top = NULL;
+        for (li = 0; li < U8P_ISA_COUNT; li++) {
+            picked[li] = u8p_kernels_for_level((u8p_isa)li);
+            if (picked[li])
+                top = picked[li];
+        }
+        check_failures += tt_dispatch_covered(check_tables, check_ntables, picked, U8P_ISA_COUNT);
+        if (best != top || u8p_select_kernels("") != best) {
             fprintf(stderr, "MISMATCH dispatch: select(NULL) is not the best level\n");
             check_failures++;
         }
@@ -179,6 +200,31 @@ main(void)
 
     for (ki = 0; ki < 3; ki++) {
         int kind = kinds[ki], cls, cls2;
+        cur_kind = kind;
+
+        /* every length 0..300: each class pure, and (UCS2/UCS4) a lone
+         * surrogate first, last, and a pair of them in the middle */
+        for (n = 0; n <= 300; n++) {
+            for (cls = 0; cls < C_NCLASS; cls++) {
+                if (!class_ok(kind, cls))
+                    continue;
+                fill_class(cls, n);
+                snprintf(label, sizeof label, "pure %s", class_names[cls]);
+                run(kind, n, label);
+                if (kind == 1 || n == 0 || cls == C_SURR)
+                    continue;
+                cps[0] = cp_of(C_SURR);
+                run(kind, n, "surrogate first");
+                fill_class(cls, n);
+                cps[n - 1] = cp_of(C_SURR);
+                run(kind, n, "surrogate last");
+                fill_class(cls, n);
+                cps[n / 2] = cp_of(C_SURR);
+                if (n / 2 + 1 < n)
+                    cps[n / 2 + 1] = cp_of(C_SURR);
+                run(kind, n, "surrogate pair in the middle");
+            }
+        }
 
         /* every length 0..300, every mix */
         for (n = 0; n <= 300; n++) {
@@ -275,7 +321,7 @@ main(void)
         }
     }
 
-    printf("%ld cases x %d levels, %ld mismatches\n", check_cases, check_nlevels,
+    printf("%ld cases x %d tables, %ld mismatches\n", check_cases, check_nlevels,
            check_failures);
     return check_failures ? 1 : 0;
 }
