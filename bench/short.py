@@ -320,8 +320,30 @@ def threads_speedup(k=12, reps=5):
             t.join()
         two.append(time.perf_counter() - t0)
         cpu2.append((time.process_time() - c0) / two[-1])
+    # control: the same pattern with hashlib.sha256 of 16 MiB, which releases
+    # the GIL too: what two threads can get on this machine right now
+    import hashlib
+    hbufs = [bytes(bodies[t].encode()) * 4 for t in range(2)]
+
+    def hwork(t):
+        for _ in range(3):
+            hashlib.sha256(hbufs[t]).digest()
+
+    hone, htwo = [], []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        hwork(0)
+        hone.append(time.perf_counter() - t0)
+        ts = [threading.Thread(target=hwork, args=(i,)) for i in range(2)]
+        t0 = time.perf_counter()
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join()
+        htwo.append(time.perf_counter() - t0)
     return {"one_thread_s": med(one), "two_threads_s": med(two),
             "speedup": 2 * med(one) / med(two), "cores_busy": med(cpu2),
+            "hashlib_speedup": 2 * med(hone) / med(htwo),
             "mib_per_call": 4, "calls": k}
 
 
@@ -388,6 +410,7 @@ def main(argv=None):
     m.add_argument("--full", dest="mode", action="store_const", const="full")
     p.add_argument("--json", metavar="PATH")
     p.add_argument("--no-threads", action="store_true")
+    p.add_argument("--threads-only", action="store_true", help="only the two-thread section")
     p.add_argument("--only", nargs="+", choices=KINDS, help="these kinds only")
     p.set_defaults(mode="quick")
     args = p.parse_args(argv)
@@ -404,6 +427,13 @@ def main(argv=None):
         x = _try(mod)
         hdr[mod] = getattr(x, "__version__", "?") if x else None
     print("## Short strings", " ".join(f"{k}={v}" for k, v in hdr.items()))
+    if args.threads_only:
+        thr = threads_speedup()
+        print(f"threads: one thread {thr['one_thread_s'] * 1e3:.1f} ms, two threads "
+              f"{thr['two_threads_s'] * 1e3:.1f} ms -> speed-up {thr['speedup']:.2f}x "
+              f"({thr['cores_busy']:.2f} cores); control hashlib.sha256: "
+              f"{thr['hashlib_speedup']:.2f}x")
+        return 0
     log("bench.short: timing ...")
     res = run_tables(mode, L)
     if args.only:
@@ -423,7 +453,8 @@ def main(argv=None):
         print(f"\nthreads: one thread {thr['one_thread_s'] * 1e3:.1f} ms for {thr['calls']} x "
               f"write_string(4 MiB UCS2); two threads, two writers, same each: "
               f"{thr['two_threads_s'] * 1e3:.1f} ms -> speed-up {thr['speedup']:.2f}x "
-              f"(process CPU time / wall time while both ran: {thr['cores_busy']:.2f} cores)")
+              f"(process CPU time / wall time while both ran: {thr['cores_busy']:.2f} cores); "
+              f"control, hashlib.sha256 the same way: {thr['hashlib_speedup']:.2f}x")
     print()
     for line in targets(res, thr):
         print(line)
