@@ -36,7 +36,7 @@ Reader rows (input serialized once per table, before timing):
   r_orjson   orjson.loads(json)
 Peers that are not installed are left out (pip install .[bench]).
 
-Threads: one thread encodes K large strs (4 MiB of UCS2 each) into a
+Threads: one thread encodes 48 large strs (4 MiB of UCS2 each) into a
 writer; then two threads each encode K into their own writer at the same
 time.  Speed-up = 2 x one-thread wall time / two-thread wall time (2.0 is
 perfect on two free cores; it needs the GIL released during the encode).
@@ -289,7 +289,7 @@ def run_tables(mode, L_all):
     return res
 
 
-def threads_speedup(k=12, reps=5):
+def threads_speedup(k=48, reps=7):
     import utf8pfx
 
     s = "Ж" * (2 << 20)  # 4 MiB of UCS2 storage, 4 MiB of UTF-8
