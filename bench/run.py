@@ -2,6 +2,7 @@
 
     python -m bench [--reader] [--quick|--full] [--isa] [--json PATH] [--plot PATH]
     python -m bench --arrow [--quick|--full] [--values N] [--json PATH]   (bench/arrow.py)
+    python -m bench --short [--quick|--full] [--json PATH]   (bench/short.py)
     python bench/run.py ...            (same thing)
 """
 import argparse
@@ -326,6 +327,10 @@ def save_pyperf(path, wls, results):
 
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else list(argv)
+    if "--short" in argv:  # short strings, call floors, threads: bench/short.py
+        from bench import short
+        argv.remove("--short")
+        return short.main(argv)
     if "--arrow" in argv:  # the Arrow in/out suite: bench/arrow.py
         from bench import arrow
         argv.remove("--arrow")

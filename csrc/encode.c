@@ -81,6 +81,22 @@ u8p_body_length(const u8p_str *v, u8p_errors eh)
     return adjust_for_surrogates(v, eh, len, nsurr);
 }
 
+size_t
+u8p_body_length_nogil(const u8p_str *v, size_t *nsurr)
+{
+    *nsurr = 0;
+    if (v->ascii)
+        return (size_t)v->n;
+    switch (v->kind) {
+    case PyUnicode_1BYTE_KIND:
+        return u8p_K->len_ucs1((const uint8_t *)v->data, (size_t)v->n);
+    case PyUnicode_2BYTE_KIND:
+        return u8p_K->len_ucs2((const uint16_t *)v->data, (size_t)v->n, nsurr);
+    default:
+        return u8p_K->len_ucs4((const uint32_t *)v->data, (size_t)v->n, nsurr);
+    }
+}
+
 /* A body length that counted each of nsurr surrogates as 3 bytes
  * (surrogatepass), adjusted for the handler. */
 static Py_ssize_t

@@ -55,6 +55,68 @@ u8p_str_view(PyObject *obj, u8p_str *v, const char *what)
     return 0;
 }
 
+/* n <= 32 bytes, no call to memcpy (a libc call for a variable length):
+ * overlapping 4/8-byte loads and stores that never touch a byte outside
+ * [src, src + n) and [dst, dst + n). */
+static inline void
+u8p_copy_short(uint8_t *dst, const uint8_t *src, Py_ssize_t n)
+{
+    if (n >= 16) {
+        uint64_t a, b, c, d;
+        memcpy(&a, src, 8);
+        memcpy(&b, src + 8, 8);
+        memcpy(&c, src + n - 16, 8);
+        memcpy(&d, src + n - 8, 8);
+        memcpy(dst, &a, 8);
+        memcpy(dst + 8, &b, 8);
+        memcpy(dst + n - 16, &c, 8);
+        memcpy(dst + n - 8, &d, 8);
+    }
+    else if (n >= 8) {
+        uint64_t a, b;
+        memcpy(&a, src, 8);
+        memcpy(&b, src + n - 8, 8);
+        memcpy(dst, &a, 8);
+        memcpy(dst + n - 8, &b, 8);
+    }
+    else if (n >= 4) {
+        uint32_t a, b;
+        memcpy(&a, src, 4);
+        memcpy(&b, src + n - 4, 4);
+        memcpy(dst, &a, 4);
+        memcpy(dst + n - 4, &b, 4);
+    }
+    else if (n > 0) {
+        dst[0] = src[0];
+        dst[n >> 1] = src[n >> 1];
+        dst[n - 1] = src[n - 1];
+    }
+}
+
+/* Whether n <= 32 bytes are all below 0x80, with the same overlapping loads
+ * (no loop over the bytes). */
+static inline int
+u8p_short_is_ascii(const uint8_t *p, Py_ssize_t n)
+{
+    uint64_t a, b, c = 0, d = 0;
+    if (n >= 8) {
+        memcpy(&a, p, 8);
+        memcpy(&b, p + n - 8, 8);
+        if (n > 16) {
+            memcpy(&c, p + 8, 8);
+            memcpy(&d, p + n - 16, 8);
+        }
+        return !((a | b | c | d) & 0x8080808080808080ULL);
+    }
+    if (n >= 4) {
+        uint32_t x, y;
+        memcpy(&x, p, 4);
+        memcpy(&y, p + n - 4, 4);
+        return !((x | y) & 0x80808080u);
+    }
+    return n == 0 || !((p[0] | p[n >> 1] | p[n - 1]) & 0x80);
+}
+
 /* Upper bound of body bytes per code point for the C-handled handlers. */
 static inline Py_ssize_t
 u8p_max_bytes_per_cp(const u8p_str *v)
@@ -81,6 +143,35 @@ Py_ssize_t u8p_body_encode(const u8p_str *v, u8p_errors eh, uint8_t *dst);
  * length and encoding disagree (a bug, reported rather than written).
  */
 int u8p_body_encode_counted(const u8p_str *v, u8p_errors eh, uint8_t *dst, Py_ssize_t expected);
+
+/* ---- large bodies without the GIL (issue 7) -----------------------------
+ *
+ * A str whose storage holds U8P_NOGIL_MIN bytes or more (n * kind: 1 MiB of
+ * ASCII is a 1 MiB body) is transcoded with the GIL released: by
+ * BufferWriter.write_string (under the writer's lock, objlock.h), encode()
+ * and, for a payload of that size, BufferReader.read_string.  The str is
+ * held by the caller's reference (immutable), the destination is not yet
+ * visible to anyone.  Only the surrogate-free UTF-8 road runs without the
+ * GIL: a str with a surrogate, and MUTF-8 bodies that differ from UTF-8,
+ * take the ordinary path with the GIL (their handlers may call Python).
+ */
+#define U8P_NOGIL_MIN ((Py_ssize_t)1 << 20)
+
+static inline int
+u8p_str_is_big(const u8p_str *v)
+{
+    /* kind 1, 2, 4 -> shift 0, 1, 2: n * kind >= U8P_NOGIL_MIN, no division */
+    return v->n >= (U8P_NOGIL_MIN >> (v->kind >> 1));
+}
+
+/*
+ * GIL-free (kernels only): the UTF-8 body length of v counting each
+ * surrogate as 3 bytes, and the number of surrogates in *nsurr.  With
+ * *nsurr == 0 the length is the body under every handler, and
+ * u8p_body_encode(v, eh, dst) is GIL-free too (it calls no Python code on a
+ * surrogate-free str).
+ */
+size_t u8p_body_length_nogil(const u8p_str *v, size_t *nsurr);
 
 /* The body through CPython's codec: a new bytes object, NULL on error. */
 PyObject *u8p_body_via_codec(const u8p_str *v, PyObject *errors);

@@ -64,6 +64,46 @@ mod_encode(PyObject *module, PyObject *const *args, Py_ssize_t nargs, PyObject *
     if (enc == U8P_ENC_MUTF8 && u8p_mutf8_differs(&v))
         return prefixed_from(pf, u8p_body_bytes(&v, eh, errors, enc));
 
+    /* 1 MiB or more, surrogate-free: counted and encoded without the GIL
+     * (the str is held by the caller, the bytes object is not yet shared) */
+    if (u8p_str_is_big(&v)) {
+        size_t nsurr = 0, len;
+        Py_ssize_t got;
+        if (v.ascii) {
+            len = (size_t)v.n;
+        }
+        else {
+            Py_BEGIN_ALLOW_THREADS
+            len = u8p_body_length_nogil(&v, &nsurr);
+            Py_END_ALLOW_THREADS
+        }
+        if (nsurr == 0) {
+            body = (Py_ssize_t)len;
+            if ((uint64_t)body > u8p_prefix_max(pf)) {
+                u8p_prefix_too_long(pf, (uint64_t)body);
+                return NULL;
+            }
+            pw = (Py_ssize_t)u8p_prefix_size(pf, (uint64_t)body);
+            out = PyBytes_FromStringAndSize(NULL, pw + body);
+            if (out == NULL)
+                return NULL;
+            u8p_prefix_write(pf, (uint8_t *)PyBytes_AS_STRING(out), (uint64_t)body);
+            {
+                uint8_t *dst = (uint8_t *)PyBytes_AS_STRING(out) + pw;
+                Py_BEGIN_ALLOW_THREADS
+                got = u8p_body_encode(&v, U8P_ERR_STRICT, dst);
+                Py_END_ALLOW_THREADS
+            }
+            if (got != body) {
+                Py_DECREF(out);
+                PyErr_SetString(PyExc_SystemError,
+                                "utf8pfx: length and encoding kernels disagree");
+                return NULL;
+            }
+            return out;
+        }
+        /* a surrogate: the handler decides, with the GIL (below) */
+    }
     /* short strings: one pass into the stack, then one exact copy */
     if (v.n <= (Py_ssize_t)sizeof tmp / 4 &&
         v.n * u8p_max_bytes_per_cp(&v) <= (Py_ssize_t)sizeof tmp) {

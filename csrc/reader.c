@@ -30,6 +30,13 @@
  * handler other than strict is decoded by CPython's codec
  * (PyUnicode_DecodeUTF8) - correct by construction, and only that payload.
  *
+ * Threads: read_string of a UTF-8 payload of 1 MiB or more (U8P_NOGIL_MIN)
+ * scans and transcodes it with the GIL released, holding the reader's lock
+ * (objlock.h); every method and getter first waits for such a read to
+ * finish (reader_check, R_WAIT), so another thread sees the position before
+ * or after it, never in between, and close() cannot release the data under
+ * it.
+ *
  * Re-entrancy: a custom error handler (or a finalizer run by the GC) may run
  * Python code in the middle of a read; close() refuses while a read is in
  * progress, so the memory being read stays exported.
@@ -446,17 +453,13 @@ decode_payload(const rd_ctx *c, Py_ssize_t off, Py_ssize_t n)
 
     if (n == 0)
         return PyUnicode_New(0, 0);
-    if (n <= 16) { /* short: ASCII check inline, no kernel call */
-        uint8_t acc = 0;
-        Py_ssize_t i;
-        for (i = 0; i < n; i++)
-            acc |= p[i];
-        if (acc < 0x80) {
+    if (n <= 32) { /* short: ASCII check and copy inline, no call */
+        if (u8p_short_is_ascii(p, n)) {
             if (n == 1) /* CPython's shared 1-char singletons */
                 return PyUnicode_FromOrdinal(p[0]);
             s = PyUnicode_New(n, 0x7F);
             if (s != NULL)
-                memcpy(PyUnicode_1BYTE_DATA(s), p, (size_t)n);
+                u8p_copy_short(PyUnicode_1BYTE_DATA(s), p, n);
             return s;
         }
     }
@@ -668,9 +671,12 @@ rd_strings(const rd_ctx *c, Py_ssize_t *pos, Py_ssize_t limit)
 
 /* ---------------------------------------------------------- BufferReader */
 
+#define R_WAIT(self) u8p_objlock_wait(&(self)->nogil)
+
 static int
 reader_check(ReaderObject *self)
 {
+    R_WAIT(self);
     if (!self->is_open) {
         PyErr_SetString(PyExc_ValueError, "I/O operation on a closed BufferReader");
         return -1;
@@ -720,6 +726,8 @@ Reader_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
         return NULL;
     self->is_open = 0;
     self->busy = 0;
+    self->nogil.lock = NULL;
+    self->nogil.held = 0;
     self->eh = eh;
     self->strict_vint = strict_vint;
     self->prefix = pf;
@@ -776,6 +784,7 @@ Reader_dealloc(ReaderObject *self)
     PyTypeObject *tp = Py_TYPE(self);
     PyObject_GC_UnTrack(self);
     reader_release(self);
+    u8p_objlock_free(&self->nogil);
     Py_CLEAR(self->errors);
     tp->tp_free((PyObject *)self);
     Py_DECREF(tp);
@@ -787,6 +796,63 @@ Reader_dealloc(ReaderObject *self)
             return NULL;                                                                      \
     } while (0)
 
+/*
+ * A valid UTF-8 payload of U8P_NOGIL_MIN bytes or more, scanned and
+ * transcoded without the GIL under the reader's lock.  Returns the str, or
+ * NULL: with an exception, or without one (*fallback set) when the scan
+ * rejects the bytes, so that the ordinary path raises the exact error or
+ * applies the handler with the GIL.
+ */
+static PyObject *
+reader_decode_big(ReaderObject *self, const rd_ctx *c, Py_ssize_t off, Py_ssize_t n,
+                  int *fallback)
+{
+    const uint8_t *p = c->data + off;
+    const int allow = c->eh == U8P_ERR_SURROGATEPASS;
+    u8p_scan_result r;
+    u8p_dec_status st;
+    PyObject *s;
+
+    *fallback = 0;
+    if (u8p_objlock_enter(&self->nogil) < 0)
+        return NULL;
+    Py_BEGIN_ALLOW_THREADS
+    st = u8p_D->scan(p, (size_t)n, allow, &r);
+    Py_END_ALLOW_THREADS
+    if (st != U8P_DEC_OK) {
+        u8p_objlock_exit(&self->nogil);
+        *fallback = 1;
+        return NULL;
+    }
+    s = PyUnicode_New((Py_ssize_t)r.ncp, (Py_UCS4)r.maxchar);
+    if (s == NULL) {
+        u8p_objlock_exit(&self->nogil);
+        return NULL;
+    }
+    {
+        const uint32_t maxchar = (uint32_t)r.maxchar;
+        void *dst = PyUnicode_DATA(s); /* a new str: nobody else sees it yet */
+        Py_BEGIN_ALLOW_THREADS
+        switch (maxchar) {
+        case 0x7F:
+            memcpy(dst, p, (size_t)n);
+            break;
+        case 0xFF:
+            u8p_D->to_ucs1(p, (size_t)n, (uint8_t *)dst);
+            break;
+        case 0xFFFF:
+            u8p_D->to_ucs2(p, (size_t)n, (uint16_t *)dst);
+            break;
+        default:
+            u8p_D->to_ucs4(p, (size_t)n, (uint32_t *)dst);
+            break;
+        }
+        Py_END_ALLOW_THREADS
+    }
+    u8p_objlock_exit(&self->nogil);
+    return s;
+}
+
 static PyObject *
 Reader_read_string(ReaderObject *self, PyObject *Py_UNUSED(ignored))
 {
@@ -796,6 +862,22 @@ Reader_read_string(ReaderObject *self, PyObject *Py_UNUSED(ignored))
     READER_OPEN_OR_FAIL(self);
     reader_ctx(self, &c);
     pos = self->pos;
+    if (c.enc == U8P_ENC_UTF8 && c.len - pos > U8P_NOGIL_MIN) {
+        Py_ssize_t p = pos, off, n;
+        int fallback = 0;
+        if (rd_record(&c, &p, &off, &n, "string") == 1 && n >= U8P_NOGIL_MIN) {
+            self->busy++;
+            s = reader_decode_big(self, &c, off, n, &fallback);
+            self->busy--;
+            if (s != NULL)
+                self->pos = p;
+            if (s != NULL || !fallback)
+                return s;
+        }
+        else if (PyErr_Occurred()) {
+            PyErr_Clear(); /* rd_string below raises the same error */
+        }
+    }
     self->busy++;
     s = rd_string(&c, &pos);
     self->busy--;
@@ -941,6 +1023,7 @@ Reader_skip_string(ReaderObject *self, PyObject *Py_UNUSED(ignored))
 static PyObject *
 Reader_close(ReaderObject *self, PyObject *Py_UNUSED(ignored))
 {
+    R_WAIT(self);
     if (self->busy) {
         PyErr_SetString(PyExc_ValueError,
                         "cannot close a BufferReader while one of its reads is running");
@@ -1031,6 +1114,7 @@ Reader_get_remaining(ReaderObject *self, void *Py_UNUSED(closure))
 static PyObject *
 Reader_get_closed(ReaderObject *self, void *Py_UNUSED(closure))
 {
+    R_WAIT(self);
     return PyBool_FromLong(!self->is_open);
 }
 
@@ -1061,6 +1145,7 @@ Reader_get_encoding(ReaderObject *self, void *Py_UNUSED(closure))
 static PyObject *
 Reader_repr(ReaderObject *self)
 {
+    R_WAIT(self);
     if (!self->is_open)
         return PyUnicode_FromFormat("<%s closed>", Py_TYPE(self)->tp_name);
     return PyUnicode_FromFormat("<%s position=%zd len=%zd errors=%R>", Py_TYPE(self)->tp_name,

@@ -7,6 +7,7 @@
 #define UTF8PFX_READER_H
 
 #include "encode.h"
+#include "objlock.h"
 
 typedef struct {
     PyObject_HEAD
@@ -21,6 +22,7 @@ typedef struct {
     PyObject *errors; /* handler name (str) */
     u8p_prefix prefix;  /* the wire-format preset */
     u8p_encoding enc;   /* utf-8 or mutf-8 */
+    u8p_objlock nogil;  /* held by a read_string decoding without the GIL */
 } ReaderObject;
 
 typedef struct {
@@ -53,7 +55,8 @@ PyObject *u8p_rd_decode(const rd_ctx *c, Py_ssize_t off, Py_ssize_t n);
 int u8p_parse_read_n(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
                      const char *fname, Py_ssize_t *limit);
 
-/* ValueError if the reader is closed. */
+/* ValueError if the reader is closed; first waits for a read_string that
+ * runs without the GIL on this reader (objlock.h) to finish. */
 int u8p_reader_check(ReaderObject *self);
 
 /* BufferReader.read_strings_arrow(n=-1). */

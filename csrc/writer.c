@@ -20,9 +20,31 @@
  *                of its batch, so from there every change to the writer,
  *                and a new buffer export, raises instead of corrupting the
  *                batch or exposing bytes a rollback would take back.
- * The GIL guards all of it: no method releases it.
+ * GIL          guards all of it, except while write_string transcodes a
+ *              str of 1 MiB or more (U8P_NOGIL_MIN): it reserves the exact
+ *              room, takes the writer's lock (objlock.h), releases the GIL
+ *              for the kernels, and commits once it has the GIL back.  Every
+ *              method, getter and buffer export first waits for such a call
+ *              to finish (W_WAIT), so no other thread sees it half done.
  */
 #include "writer.h"
+
+/* Every entry point starts here: waits (GIL released) while another thread
+ * runs a GIL-free write_string on this writer. */
+#define W_WAIT(self) u8p_objlock_wait(&(self)->nogil)
+
+/* The per-string path is inlined into each method's loop; the rare large
+ * path stays out of it. */
+#if defined(__GNUC__) || defined(__clang__)
+#define W_HOT static inline __attribute__((always_inline))
+#define W_COLD static __attribute__((noinline, cold))
+#elif defined(_MSC_VER)
+#define W_HOT static __forceinline
+#define W_COLD static __declspec(noinline)
+#else
+#define W_HOT static inline
+#define W_COLD static
+#endif
 
 static uint8_t empty_byte;
 
@@ -145,18 +167,36 @@ writer_put_mutf8(WriterObject *w, const u8p_str *v)
  * that is backfilled.  Else it is counted, the buffer grows (at most once)
  * to the exact size, and the UTF-8 is encoded straight into place.
  */
-static Py_ssize_t
+static inline void
+copy_body(uint8_t *dst, const void *src, Py_ssize_t n)
+{
+    if (n <= 32)
+        u8p_copy_short(dst, (const uint8_t *)src, n);
+    else
+        memcpy(dst, src, (size_t)n);
+}
+
+W_HOT Py_ssize_t writer_put_view(WriterObject *w, const u8p_str *v);
+
+W_HOT Py_ssize_t
 writer_put_str(WriterObject *w, PyObject *obj, const char *what)
 {
     u8p_str v;
-    Py_ssize_t pw, body, maxb;
-    uint8_t *dst;
-    const u8p_prefix pf = w->prefix;
-
-    if (obj == Py_None && u8p_prefix_has_null(pf))
+    if (obj == Py_None && u8p_prefix_has_null(w->prefix))
         return u8p_writer_put_null(w);
     if (u8p_str_view(obj, &v, what[0] ? what : "write_strings() item") < 0)
         return -1;
+    return writer_put_view(w, &v);
+}
+
+/* writer_put_str after the view (the str is known good). */
+W_HOT Py_ssize_t
+writer_put_view(WriterObject *w, const u8p_str *vp)
+{
+#define v (*vp)
+    Py_ssize_t pw, body, maxb;
+    uint8_t *dst;
+    const u8p_prefix pf = w->prefix;
 
     if (w->enc == U8P_ENC_MUTF8 && u8p_mutf8_differs(&v))
         return writer_put_mutf8(w, &v);
@@ -166,7 +206,7 @@ writer_put_str(WriterObject *w, PyObject *obj, const char *what)
             dst = w->buf + w->len;
             if (pf == U8P_PFX_VARINT) {
                 dst[0] = (uint8_t)v.n;
-                memcpy(dst + 1, v.data, (size_t)v.n);
+                copy_body(dst + 1, v.data, v.n);
                 w->len += v.n + 1;
                 return v.n + 1;
             }
@@ -187,7 +227,7 @@ writer_put_str(WriterObject *w, PyObject *obj, const char *what)
                     pw = (Py_ssize_t)u8p_prefix_write(pf, dst, (uint64_t)v.n);
                     break;
                 }
-                memcpy(dst + pw, v.data, (size_t)v.n);
+                copy_body(dst + pw, v.data, v.n);
                 w->len += pw + v.n;
                 return pw + v.n;
             }
@@ -241,6 +281,7 @@ writer_put_str(WriterObject *w, PyObject *obj, const char *what)
         return -1;
     w->len += pw + body;
     return pw + body;
+#undef v
 }
 
 /* The same for other glue files (declared in writer.h); the methods below
@@ -253,12 +294,79 @@ u8p_writer_put_str(WriterObject *w, PyObject *obj, const char *what)
 
 /* ---- methods ---------------------------------------------------------- */
 
+/*
+ * write_string of a str of U8P_NOGIL_MIN storage bytes or more: the count
+ * and the encode run without the GIL, under the writer's lock.  Returns the
+ * bytes appended, -1 with an exception, or U8P_NEED_CODEC when the str has a
+ * surrogate (the caller takes the ordinary path, which applies the handler).
+ * The writer is unchanged unless it succeeds.
+ */
+W_COLD Py_ssize_t
+writer_put_big(WriterObject *w, const u8p_str *v)
+{
+    size_t nsurr = 0;
+    Py_ssize_t body, pw, got;
+    uint8_t *dst;
+
+    if (u8p_objlock_enter(&w->nogil) < 0)
+        return -1;
+    if (v->ascii) {
+        body = v->n;
+    }
+    else {
+        size_t len;
+        Py_BEGIN_ALLOW_THREADS
+        len = u8p_body_length_nogil(v, &nsurr);
+        Py_END_ALLOW_THREADS
+        body = (Py_ssize_t)len;
+    }
+    if (nsurr != 0) {
+        u8p_objlock_exit(&w->nogil);
+        return U8P_NEED_CODEC;
+    }
+    if ((uint64_t)body > u8p_prefix_max(w->prefix)) {
+        u8p_objlock_exit(&w->nogil);
+        return too_long(w, (uint64_t)body);
+    }
+    pw = (Py_ssize_t)u8p_prefix_size(w->prefix, (uint64_t)body);
+    if (u8p_writer_reserve(w, pw + body) < 0) {
+        u8p_objlock_exit(&w->nogil);
+        return -1;
+    }
+    dst = w->buf + w->len;
+    u8p_prefix_write(w->prefix, dst, (uint64_t)body);
+    Py_BEGIN_ALLOW_THREADS
+    got = u8p_body_encode(v, U8P_ERR_STRICT, dst + pw); /* surrogate-free: no Python */
+    Py_END_ALLOW_THREADS
+    u8p_objlock_exit(&w->nogil);
+    if (got != body) {
+        PyErr_SetString(PyExc_SystemError, "utf8pfx: length and encoding kernels disagree");
+        return -1;
+    }
+    w->len += pw + body;
+    return pw + body;
+}
+
 static PyObject *
 Writer_write_string(WriterObject *self, PyObject *s)
 {
     Py_ssize_t r;
+    W_WAIT(self);
     if (u8p_writer_check_idle(self) < 0)
         return NULL;
+    if (PyUnicode_Check(s)) {
+        u8p_str v;
+        if (u8p_str_view(s, &v, "write_string() argument") < 0)
+            return NULL;
+        if (v.n >= U8P_NOGIL_MIN / 4 && u8p_str_is_big(&v) &&
+            !(self->enc == U8P_ENC_MUTF8 && u8p_mutf8_differs(&v))) {
+            r = writer_put_big(self, &v);
+            if (r != U8P_NEED_CODEC)
+                return r < 0 ? NULL : PyLong_FromSsize_t(r);
+        }
+        r = writer_put_view(self, &v);
+        return r < 0 ? NULL : PyLong_FromSsize_t(r);
+    }
     r = writer_put_str(self, s, "write_string() argument");
     return r < 0 ? NULL : PyLong_FromSsize_t(r);
 }
@@ -278,11 +386,19 @@ Writer_write_string(WriterObject *self, PyObject *s)
 static void
 writer_presize(WriterObject *w, PyObject *seq)
 {
-    Py_ssize_t i, n = PySequence_Fast_GET_SIZE(seq), least = 0, worst = 0;
+    Py_ssize_t i, n = PySequence_Fast_GET_SIZE(seq), body = 0, wbody = 0, worst = 0;
     PyObject **items = PySequence_Fast_ITEMS(seq);
+    const u8p_prefix pf = w->prefix;
 
     if (n < PRESIZE_MIN_ITEMS || w->exports > 0)
         return;
+    /* A writer with room for 32 bytes per item (names, keys, labels: a
+     * reused writer) is left alone without a walk over the str headers:
+     * the walk costs more than the rare growth it would save. */
+    if (n <= (w->cap - w->len) / 32)
+        return;
+    /* First walk: the fewest and the most body bytes, no prefix arithmetic
+     * (the prefixes take at least u8p_prefix_size(pf, 0) each). */
     for (i = 0; i < n; i++) {
         PyObject *s = items[i];
         Py_ssize_t len;
@@ -293,17 +409,25 @@ writer_presize(WriterObject *w, PyObject *seq)
             return;
 #endif
         len = PyUnicode_GET_LENGTH(s);
-        least += (Py_ssize_t)u8p_prefix_size(w->prefix, (uint64_t)len) + len;
-        if (!PyUnicode_IS_ASCII(s))
-            len *= (Py_ssize_t)PyUnicode_KIND(s) + 1;
-        worst += (Py_ssize_t)u8p_prefix_size(w->prefix, (uint64_t)len) + len;
-        if (worst > PRESIZE_MAX_BYTES)
+        body += len;
+        wbody += PyUnicode_IS_ASCII(s) ? len : len * ((Py_ssize_t)PyUnicode_KIND(s) + 1);
+        if (wbody > PRESIZE_MAX_BYTES)
             return;
     }
     /* Grow now only if the batch cannot fit as it is (short of "ignore"
-     * dropping surrogates): then grow once, for the worst case.  A writer
+     * dropping surrogates): then grow once, for the worst case, which a
+     * second walk (only then) sums with the exact prefix widths.  A writer
      * with room for the batch is left alone. */
-    if (least > w->cap - w->len && u8p_writer_reserve(w, worst) < 0)
+    if (body + n * (Py_ssize_t)u8p_prefix_size(pf, 0) <= w->cap - w->len)
+        return;
+    for (i = 0; i < n; i++) {
+        PyObject *s = items[i];
+        Py_ssize_t len = PyUnicode_GET_LENGTH(s);
+        if (!PyUnicode_IS_ASCII(s))
+            len *= (Py_ssize_t)PyUnicode_KIND(s) + 1;
+        worst += (Py_ssize_t)u8p_prefix_size(pf, (uint64_t)len) + len;
+    }
+    if (u8p_writer_reserve(w, worst) < 0)
         PyErr_Clear(); /* the writes below report any real failure */
 }
 
@@ -312,6 +436,7 @@ Writer_write_strings(WriterObject *self, PyObject *items)
 {
     Py_ssize_t start = self->len, idx = 0;
     char what[64];
+    W_WAIT(self);
 
     if (u8p_writer_check_idle(self) < 0)
         return NULL;
@@ -374,6 +499,7 @@ Writer_write_vint(WriterObject *self, PyObject *arg)
 {
     uint64_t n;
     Py_ssize_t k;
+    W_WAIT(self);
     if (u8p_parse_u64(arg, &n, "write_vint") < 0 || u8p_writer_check_idle(self) < 0)
         return NULL;
     if (u8p_writer_reserve(self, (Py_ssize_t)u8p_vint_size(n)) < 0)
@@ -391,6 +517,7 @@ writer_put_buffer(WriterObject *self, PyObject *arg, int prefixed)
 {
     Py_buffer view;
     Py_ssize_t r, pw = 0, n;
+    W_WAIT(self);
 
     if (u8p_writer_check_idle(self) < 0)
         return NULL;
@@ -456,6 +583,7 @@ Writer_write_raw(WriterObject *self, PyObject *arg)
 static PyObject *
 Writer_getvalue(WriterObject *self, PyObject *Py_UNUSED(ignored))
 {
+    W_WAIT(self);
     return PyBytes_FromStringAndSize((const char *)(self->buf ? self->buf : &empty_byte),
                                      self->len);
 }
@@ -463,6 +591,7 @@ Writer_getvalue(WriterObject *self, PyObject *Py_UNUSED(ignored))
 static PyObject *
 Writer_clear(WriterObject *self, PyObject *Py_UNUSED(ignored))
 {
+    W_WAIT(self);
     if (u8p_writer_check_idle(self) < 0)
         return NULL;
     if (self->exports > 0) {
@@ -479,6 +608,7 @@ static PyObject *
 Writer_reserve(WriterObject *self, PyObject *arg)
 {
     Py_ssize_t n = PyNumber_AsSsize_t(arg, PyExc_OverflowError);
+    W_WAIT(self);
     if (n == -1 && PyErr_Occurred())
         return NULL;
     if (n < 0) {
@@ -510,6 +640,7 @@ Writer_setstate(WriterObject *self, PyObject *state)
     PyObject *value, *errors;
     u8p_errors eh;
     Py_buffer view;
+    W_WAIT(self);
     if (!PyTuple_Check(state) || PyTuple_GET_SIZE(state) != 2) {
         PyErr_SetString(PyExc_TypeError,
                         "BufferWriter.__setstate__() expects a (bytes, errors) tuple");
@@ -542,12 +673,14 @@ Writer_setstate(WriterObject *self, PyObject *state)
 static PyObject *
 Writer_sizeof(WriterObject *self, PyObject *Py_UNUSED(ignored))
 {
+    W_WAIT(self);
     return PyLong_FromSsize_t((Py_ssize_t)Py_TYPE(self)->tp_basicsize + self->cap);
 }
 
 static PyObject *
 Writer_get_capacity(WriterObject *self, void *Py_UNUSED(closure))
 {
+    W_WAIT(self);
     return PyLong_FromSsize_t(self->cap);
 }
 
@@ -572,6 +705,7 @@ Writer_get_encoding(WriterObject *self, void *Py_UNUSED(closure))
 static Py_ssize_t
 Writer_length(WriterObject *self)
 {
+    W_WAIT(self);
     return self->len;
 }
 
@@ -579,6 +713,7 @@ static PyObject *
 Writer_repr(WriterObject *self)
 {
     PyObject *p = u8p_prefix_name(self->prefix), *r;
+    W_WAIT(self);
     if (p == NULL)
         return NULL;
     r = PyUnicode_FromFormat("<%s len=%zd capacity=%zd errors=%R prefix=%R encoding='%s'>",
@@ -591,7 +726,9 @@ Writer_repr(WriterObject *self)
 static int
 Writer_getbuffer(WriterObject *self, Py_buffer *view, int flags)
 {
-    void *p = self->buf ? (void *)self->buf : (void *)&empty_byte;
+    void *p;
+    W_WAIT(self);
+    p = self->buf ? (void *)self->buf : (void *)&empty_byte;
     if (self->busy) {
         /* a view taken mid-batch would show bytes a rollback takes back */
         PyErr_SetString(PyExc_BufferError,
@@ -640,6 +777,8 @@ Writer_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
     self->buf = NULL;
     self->len = self->cap = self->exports = 0;
     self->busy = 0;
+    self->nogil.lock = NULL;
+    self->nogil.held = 0;
     self->eh = eh;
     self->prefix = pf;
     self->enc = enc;
@@ -664,9 +803,19 @@ Writer_dealloc(WriterObject *self)
 {
     PyTypeObject *tp = Py_TYPE(self);
     PyMem_Free(self->buf);
+    u8p_objlock_free(&self->nogil);
     Py_XDECREF(self->errors);
     tp->tp_free((PyObject *)self);
     Py_DECREF(tp);
+}
+
+/* write_arrow (arrow.c) behind the writer's lock. */
+static PyObject *
+Writer_write_arrow(WriterObject *self, PyObject *const *args, Py_ssize_t nargs,
+                   PyObject *kwnames)
+{
+    W_WAIT(self);
+    return u8p_writer_write_arrow(self, args, nargs, kwnames);
 }
 
 static PyMethodDef Writer_methods[] = {
@@ -676,7 +825,7 @@ static PyMethodDef Writer_methods[] = {
     {"write_strings", (PyCFunction)Writer_write_strings, METH_O,
      "write_strings($self, iterable, /)\n--\n\nwrite_string() for each item, all or nothing.\n"
      "Return the total number of bytes appended."},
-    {"write_arrow", (PyCFunction)(void (*)(void))u8p_writer_write_arrow,
+    {"write_arrow", (PyCFunction)(void (*)(void))Writer_write_arrow,
      METH_FASTCALL | METH_KEYWORDS,
      "write_arrow($self, array, /, *, nulls=None)\n--\n\n"
      "Append one record per value of an Arrow utf8, large_utf8 or string_view array or\n"

@@ -7,6 +7,7 @@
 #define UTF8PFX_WRITER_H
 
 #include "encode.h"
+#include "objlock.h"
 
 typedef struct {
     PyObject_HEAD
@@ -19,6 +20,7 @@ typedef struct {
     PyObject *errors; /* the handler name (str) */
     u8p_prefix prefix;  /* the wire-format preset of every prefixed write */
     u8p_encoding enc;   /* utf-8 or mutf-8 */
+    u8p_objlock nogil;  /* held by a write_string running without the GIL */
 } WriterObject;
 
 /* Refuses a change to the writer from code that write_strings calls. */

@@ -1,0 +1,313 @@
+"""Large bodies run without the GIL; a second thread on the same object waits.
+
+write_string, encode() and read_string transcode a body of 1 MiB or more
+(U8P_NOGIL_MIN) with the GIL released.  These tests show it from Python:
+
+* release: a helper thread that wakes every fraction of a millisecond keeps
+  logging timestamps *during* the call (in the middle half of the call's
+  window).  The same probe around ``str.encode`` of the same text, which holds
+  the GIL, logs none there: the probe can fail.
+* waiting: while thread A is inside a GIL-free write_string / read_string,
+  thread B calls methods of the same object.  B must come back only after A's
+  call has finished and must see the state after it (never the length or
+  position from before, never a half-written body, no error).
+
+No timings are asserted beyond the ordering of events; the text is sized so
+one call takes tens of milliseconds, far above the switch interval used.
+"""
+import sys
+import threading
+import time
+
+import pytest
+
+import utf8pfx
+
+BIG = 1 << 20  # U8P_NOGIL_MIN
+
+
+def _sized(make, call, target=0.04, limit=1 << 25, control=None):
+    """The smallest text from make(n), n doubling from 2**21, whose call (and
+    control call, if given) takes >= target seconds (or n == limit)."""
+    n = 1 << 21
+    while True:
+        s = make(n)
+        took = []
+        for f in (call, control):
+            if f is not None:
+                t = time.perf_counter()
+                f(s)
+                took.append(time.perf_counter() - t)
+        if min(took) >= target or n >= limit:
+            return s
+        n *= 2
+
+
+class _Probe:
+    """A thread that logs perf_counter() every ~0.2 ms while it can run."""
+
+    def __init__(self):
+        self.stamps = []
+        self._stop = threading.Event()
+        self._t = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self):
+        while not self._stop.is_set():
+            self.stamps.append(time.perf_counter())
+            time.sleep(0.0002)
+
+    def __enter__(self):
+        self._t.start()
+        while not self.stamps:
+            time.sleep(0.001)
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._t.join()
+
+    def middle(self, t0, t1):
+        a, b = t0 + (t1 - t0) / 4, t1 - (t1 - t0) / 4
+        return sum(1 for x in self.stamps if a <= x <= b)
+
+
+@pytest.fixture
+def fast_switch():
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(0.0005)
+    yield
+    sys.setswitchinterval(old)
+
+
+def _stamps_during(call, s):
+    with _Probe() as p:
+        time.sleep(0.005)
+        t0 = time.perf_counter()
+        call(s)
+        t1 = time.perf_counter()
+    return p.middle(t0, t1)
+
+
+def _released(call, control, s, attempts=6):
+    """(most stamps in the middle of `call`, fewest in the middle of
+    `control`) over a few tries, stopping once both are clear: a loaded
+    machine may deschedule the probe during one call, or the caller right
+    before one control call."""
+    got, ctl = 0, None
+    for _ in range(attempts):
+        got = max(got, _stamps_during(call, s))
+        c = _stamps_during(control, s)
+        ctl = c if ctl is None else min(ctl, c)
+        if got >= 1 and ctl == 0:
+            break
+    return got, ctl
+
+
+TEXTS = {
+    "ascii": lambda n: "a" * n,
+    "ucs1": lambda n: "é" * n,
+    "ucs2": lambda n: "жx" * (n // 2),
+    "ucs4": lambda n: "ab😀" * (n // 3),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(TEXTS))
+def test_write_string_releases_the_gil(kind, fast_switch):
+    s = _sized(TEXTS[kind], lambda s: utf8pfx.BufferWriter().write_string(s), control=str.encode)
+    got, ctl = _released(lambda s: utf8pfx.BufferWriter().write_string(s), lambda s: s.encode(), s)
+    assert ctl == 0, "the probe logged while str.encode held the GIL: it cannot tell"
+    assert got >= 1, f"another thread made no progress during write_string ({kind})"
+
+
+@pytest.mark.parametrize("kind", ["ascii", "ucs2", "ucs4"])
+def test_encode_releases_the_gil(kind, fast_switch):
+    s = _sized(TEXTS[kind], utf8pfx.encode, control=str.encode)
+    got, ctl = _released(utf8pfx.encode, lambda s: s.encode(), s)
+    assert ctl == 0
+    assert got >= 1, f"another thread made no progress during encode() ({kind})"
+
+
+@pytest.mark.parametrize("kind", ["ascii", "ucs2", "ucs4"])
+def test_read_string_releases_the_gil(kind, fast_switch):
+    s = _sized(
+        TEXTS[kind],
+        lambda s: utf8pfx.BufferReader(utf8pfx.encode(s)).read_string(),
+        control=lambda s: s.encode().decode(),
+    )
+    data = utf8pfx.encode(s)
+    body = s.encode()
+    got, ctl = _released(
+        lambda _: utf8pfx.BufferReader(data).read_string(), lambda _: body.decode(), s
+    )
+    assert ctl == 0
+    assert got >= 1, f"another thread made no progress during read_string ({kind})"
+
+
+def test_write_strings_keeps_the_gil(fast_switch):
+    """Only the three single-body calls release the GIL: write_strings of
+    strings just under 1 MiB holds it throughout (the probe logs nothing in
+    the middle of the call)."""
+    items = ["ж" * ((BIG // 2) - 1)] * 24
+    got = min(
+        _stamps_during(lambda L: utf8pfx.BufferWriter().write_strings(L), items)
+        for _ in range(3)
+    )
+    assert got == 0
+
+
+def _in_thread(fn):
+    out = {}
+
+    def run():
+        try:
+            out["value"] = fn()
+        except BaseException as e:  # pragma: no cover - reported below
+            out["error"] = e
+        out["done"] = time.perf_counter()
+
+    t = threading.Thread(target=run)
+    return t, out
+
+
+def _race(setup, attempts=3):
+    """setup() gives (fa, fb, ok).  Runs fa() in thread A and, once A is
+    about to call, fb() in thread B after a short sleep (A is then inside its
+    call of tens of ms).  Returns (A's result, B's result) of the first
+    attempt where ok(a, b) held (B did not run before A's call began: a
+    loaded machine can delay A), else of the last attempt."""
+    for _ in range(attempts):
+        fa, fb, ok = setup()
+        started = threading.Event()
+
+        def run_a():
+            started.set()
+            return fa()
+
+        def run_b():
+            started.wait()
+            time.sleep(0.003)
+            return fb()
+
+        a, ra = _in_thread(run_a)
+        b, rb = _in_thread(run_b)
+        a.start()
+        b.start()
+        a.join()
+        b.join()
+        assert "error" not in ra and "error" not in rb, (ra, rb)
+        if ok(ra["value"], rb["value"]):
+            break
+    return ra["value"], rb["value"]
+
+
+@pytest.mark.parametrize("prefix", ["varint", "u32le"])
+def test_writer_other_thread_waits(prefix, fast_switch):
+    s = _sized(TEXTS["ucs2"], lambda s: utf8pfx.BufferWriter(prefix=prefix).write_string(s), 0.04)
+    big = utf8pfx.encode(s, prefix=prefix)
+    head = utf8pfx.encode("head", prefix=prefix)
+
+    def setup():
+        w = utf8pfx.BufferWriter(prefix=prefix)
+        w.write_string("head")
+
+        def other():  # B: a look, a small write, a copy
+            return len(w), w.write_string("x"), w.getvalue()
+
+        return (lambda: w.write_string(s)), other, (lambda a, b: b[0] != len(head))
+
+    got, (seen_len, small, value) = _race(setup)
+    assert got == len(big)
+    # B waited: its first look came after A's body was committed, and its own
+    # write landed after it (without the lock it would see len == 5 and write
+    # into the bytes A was filling)
+    assert seen_len == len(head) + len(big)
+    assert value == head + big + utf8pfx.encode("x", prefix=prefix)
+    assert small == len(utf8pfx.encode("x", prefix=prefix))
+
+
+def test_writer_buffer_export_waits(fast_switch):
+    s = _sized(TEXTS["ucs4"], lambda s: utf8pfx.BufferWriter().write_string(s), 0.04)
+
+    def setup():
+        w = utf8pfx.BufferWriter()
+
+        def other():
+            with memoryview(w) as m:
+                return bytes(m)
+
+        return (lambda: w.write_string(s)), other, (lambda a, b: b != b"")
+
+    _, view = _race(setup)
+    assert view == utf8pfx.encode(s)
+
+
+def test_reader_other_thread_waits(fast_switch):
+    s = _sized(TEXTS["ucs2"], lambda s: utf8pfx.BufferReader(utf8pfx.encode(s)).read_string(), 0.04)
+    data = utf8pfx.encode(s) + utf8pfx.encode("tail")
+
+    def setup():
+        r = utf8pfx.BufferReader(data)
+
+        def other():
+            pos = r.position
+            nxt = r.read_string()
+            r.close()  # must not pull the data from under A
+            return pos, nxt, r.closed
+
+        return r.read_string, other, (lambda a, b: b[0] != 0)
+
+    got, (pos, nxt, closed) = _race(setup)
+    assert got == s
+    assert (pos, nxt, closed) == (len(data) - 5, "tail", True)
+
+
+def test_errors_unchanged_for_big_bodies():
+    """A lone surrogate in a big str goes the ordinary road: the same
+    exception as CPython, the writer unchanged; every handler byte-exact."""
+    s = "ж" * BIG + "\ud800" + "a" * 10
+    w = utf8pfx.BufferWriter()
+    w.write_string("keep")
+    with pytest.raises(UnicodeEncodeError) as ei:
+        w.write_string(s)
+    with pytest.raises(UnicodeEncodeError) as ce:
+        s.encode()
+    assert (ei.value.start, ei.value.end, ei.value.reason) == (
+        ce.value.start,
+        ce.value.end,
+        ce.value.reason,
+    )
+    assert w.getvalue() == b"\x04keep"
+    for eh in ("surrogatepass", "replace", "ignore", "backslashreplace"):
+        e = s.encode("utf-8", eh)
+        w = utf8pfx.BufferWriter(errors=eh)
+        w.write_string(s)
+        assert w.getvalue() == utf8pfx.encode(s, errors=eh)
+        assert w.getvalue().endswith(e) and len(w) == utf8pfx.vint_size(len(e)) + len(e)
+    bad = utf8pfx.encode("x" * BIG + "?")[:-1] + b"\xff"
+    r = utf8pfx.BufferReader(bad)
+    with pytest.raises(UnicodeDecodeError):
+        r.read_string()
+    assert r.position == 0
+    r = utf8pfx.BufferReader(bad, errors="replace")
+    assert r.read_string() == "x" * BIG + "\ufffd"
+
+
+def test_two_writers_two_threads_byte_exact():
+    """Two threads, two writers, big and small strings interleaved: each
+    writer holds exactly its own records in order."""
+    texts = [TEXTS[k](BIG + 3) for k in sorted(TEXTS)] + ["small", "ж", ""]
+    writers = [utf8pfx.BufferWriter(), utf8pfx.BufferWriter(prefix="i32be")]
+
+    def work(w):
+        for _ in range(3):
+            for t in texts:
+                w.write_string(t)
+
+    ts = [threading.Thread(target=work, args=(w,)) for w in writers]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    for w in writers:
+        want = b"".join(utf8pfx.encode(t, prefix=w.prefix) for t in texts) * 3
+        assert w.getvalue() == want
