@@ -1,15 +1,13 @@
 """utf8pfx.testing catches real bugs: deliberately wrong toy codecs fail the
 checks (with the minimal string and the first differing byte in the
 message), a correct codec passes, and Hypothesis stays optional."""
-import os
-import subprocess
-import sys
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import utf8pfx
+from subproc import run_python
 from utf8pfx.testing import (
     KINDS,
     boundary_lengths,
@@ -193,8 +191,7 @@ def test_boundary_lengths():
 
 def test_importing_utf8pfx_does_not_import_hypothesis():
     code = "import sys, utf8pfx; utf8pfx.encode('x'); print('hypothesis' in sys.modules)"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True, env=dict(os.environ))
+    out = run_python(["-c", code], text=True, check=True)
     assert out.stdout.strip() == "False"
 
 
@@ -211,6 +208,5 @@ def test_testing_without_hypothesis_says_how_to_install():
         "except ImportError as e:\n"
         "    print(e)\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True)
+    out = run_python(["-c", code], text=True, check=True)
     assert "pip install 'utf8pfx[testing]'" in out.stdout
