@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Issue 9: the whole extension built with AddressSanitizer + UBSan, running the
+# whole pytest suite; then the C harnesses (encoders and decoders) under the
+# same sanitizers.  Any sanitizer report fails the step (UBSan halts on the
+# first one, ASan aborts).  Needs gcc with libasan/libubsan (Debian's gcc has
+# them); skips with a reason otherwise.
+set -euo pipefail
+root=$(pwd)
+cc=${CC:-gcc}
+if ! command -v "$cc" >/dev/null 2>&1; then
+    echo "SKIP 20-sanitizers: no C compiler ($cc)"; exit 0
+fi
+asan=$("$cc" -print-file-name=libasan.so)
+ubsan=$("$cc" -print-file-name=libubsan.so)
+if [ ! -e "$asan" ] || [ ! -e "$ubsan" ]; then
+    echo "SKIP 20-sanitizers: $cc has no libasan/libubsan runtime"; exit 0
+fi
+t0=$(date +%s)
+
+echo "-- C harnesses under -fsanitize=address,undefined (encoders, then decoders)"
+make -s -C tests/c asan decode-asan
+
+echo "-- the extension built with ASan + UBSan, whole pytest suite"
+venv="$root/.venv-asan"
+rm -rf "$venv"
+python3 -m venv "$venv"
+"$venv/bin/pip" install -q setuptools wheel pytest 'hypothesis>=6.50'
+san="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
+# UTF8PFX_DEBUG=1: -O0 -g with assertions on; UTF8PFX_WERROR keeps it warning-free.
+CC="$cc" CFLAGS="$san" LDFLAGS="$san" UTF8PFX_DEBUG=1 \
+    "$venv/bin/pip" install -q --no-build-isolation --no-deps .
+"$venv/bin/python" - <<'PY'
+import sys
+import utf8pfx._core as c
+print("built:", c.__file__)
+PY
+# The runtimes are preloaded (python itself is not instrumented).  Leak
+# detection is off for the interpreter (it never frees everything at exit; our
+# own leaks are the job of tests/test_leaks.py and the valgrind run);
+# allocator_may_return_null=1 so the huge-size tests still see MemoryError.
+# PYTHONMALLOC=malloc: every PyMem/PyObject allocation is its own malloc, so
+# ASan sees the edges of our buffers, not of pymalloc's arenas.
+# UTF8PFX_SANITIZED=1 tells the tests to skip what a sanitizer cannot run
+# (the >2 GiB slow test, RSS bounds).
+(cd "$root" && env \
+    LD_PRELOAD="$asan:$ubsan" \
+    ASAN_OPTIONS=detect_leaks=0:allocator_may_return_null=1:abort_on_error=1:detect_stack_use_after_return=0:strict_init_order=1:check_initialization_order=1 \
+    UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+    PYTHONMALLOC=malloc UTF8PFX_SANITIZED=1 \
+    "$venv/bin/python" -m pytest -q -p no:cacheprovider -x)
+echo "-- 20-sanitizers took $(( $(date +%s) - t0 )) s"
