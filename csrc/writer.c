@@ -194,14 +194,31 @@ writer_put_str(WriterObject *w, PyObject *obj, const char *what)
 
 /* ---- methods ---------------------------------------------------------- */
 
+/* The int a write returns, built after the bytes are in: if that allocation
+ * fails, the write is taken back (len returns to `start`), so a MemoryError
+ * leaves the writer exactly as before the call. */
+static PyObject *
+writer_result(WriterObject *w, Py_ssize_t start, Py_ssize_t r)
+{
+    PyObject *res;
+    if (r < 0) {
+        w->len = start;
+        return NULL;
+    }
+    res = PyLong_FromSsize_t(r);
+    if (res == NULL)
+        w->len = start;
+    return res;
+}
+
 static PyObject *
 Writer_write_string(WriterObject *self, PyObject *s)
 {
-    Py_ssize_t r;
+    Py_ssize_t r, start = self->len;
     if (writer_check_idle(self) < 0)
         return NULL;
     r = writer_put_str(self, s, "write_string() argument");
-    return r < 0 ? NULL : PyLong_FromSsize_t(r);
+    return writer_result(self, start, r);
 }
 
 /* Presizing a batch pays when it has a few items; it is skipped when the
@@ -298,7 +315,7 @@ Writer_write_strings(WriterObject *self, PyObject *items)
             goto fail;
     }
     self->busy = 0;
-    return PyLong_FromSsize_t(self->len - start);
+    return writer_result(self, start, self->len - start);
 
 fail:
     self->busy = 0;
@@ -371,7 +388,7 @@ Writer_write_vint(WriterObject *self, PyObject *arg)
         return NULL;
     k = (Py_ssize_t)u8p_vint_write(self->buf + self->len, n);
     self->len += k;
-    return PyLong_FromSsize_t(k);
+    return writer_result(self, self->len - k, k);
 }
 
 /* write_bytes / write_raw: any buffer-protocol object.  Writing the writer
@@ -395,7 +412,7 @@ writer_put_buffer(WriterObject *self, PyObject *arg, int prefixed)
         if (n)
             memcpy(self->buf + self->len + pw, self->buf, (size_t)n);
         self->len += pw + n;
-        return PyLong_FromSsize_t(pw + n);
+        return writer_result(self, self->len - (pw + n), pw + n);
     }
     if (PyUnicode_Check(arg)) {
         PyErr_Format(PyExc_TypeError,
@@ -425,7 +442,7 @@ writer_put_buffer(WriterObject *self, PyObject *arg, int prefixed)
         r = view.len;
     }
     PyBuffer_Release(&view);
-    return r < 0 ? NULL : PyLong_FromSsize_t(r);
+    return writer_result(self, r < 0 ? self->len : self->len - r, r);
 }
 
 static PyObject *
