@@ -86,3 +86,10 @@ def kernels(request):
 def pytest_report_header(config):
     return "utf8pfx kernel levels: %s; hypothesis profile: %s" % (
         ", ".join(_isa_levels()), getattr(settings, "_current_profile", "?"))
+
+
+# ---- issue 9: markers -------------------------------------------------------
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "slow: needs minutes or gigabytes; runs only with UTF8PFX_SLOW=1 "
+        "(UTF8PFX_SLOW=1 pytest -m slow tests/test_limits.py)")
