@@ -252,8 +252,9 @@ writer_presize(WriterObject *w, PyObject *seq)
 #endif
         len = PyUnicode_GET_LENGTH(s);
         least += (Py_ssize_t)u8p_vint_size((uint64_t)len) + len;
-        if (!PyUnicode_IS_ASCII(s))
-            len *= (Py_ssize_t)PyUnicode_KIND(s) + 1;
+        if (!PyUnicode_IS_ASCII(s)) /* 2, 3, 4 bytes a code point for UCS1/2/4 */
+            len *= PyUnicode_KIND(s) == PyUnicode_4BYTE_KIND ? 4
+                                                              : (Py_ssize_t)PyUnicode_KIND(s) + 1;
         worst += (Py_ssize_t)u8p_vint_size((uint64_t)len) + len;
         if (worst > PRESIZE_MAX_BYTES)
             return;
