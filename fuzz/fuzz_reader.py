@@ -1,7 +1,7 @@
 """atheris harness: BufferReader / decode / decode_all on hostile blobs.
 
-The input is split into a small header (error handler, strict_vint, the
-operations to run) and a blob, which half the time is first rewritten into a
+The input is split into a small header (error handler, decode kernel level,
+strict_vint, the operations to run) and a blob, which half the time is first rewritten into a
 well-formed stream of prefixed strings so that mutations explore the UTF-8
 decoders rather than only the prefix checks.  Every result is compared with
 a pure-Python reader written here (varint loop + bytes.decode): same value,
@@ -22,6 +22,8 @@ with atheris.instrument_imports():
 
 HANDLERS = ["strict", "replace", "ignore", "surrogateescape", "surrogatepass",
             "backslashreplace"]
+# every decode kernel level the CPU has (scalar, sse, avx2, ...): one per input
+LEVELS = list(utf8pfx._core._decode_isa_levels())
 
 
 class RefError(Exception):
@@ -108,6 +110,7 @@ def _vint(n):
 def TestOneInput(data):
     fdp = atheris.FuzzedDataProvider(data)
     errors = HANDLERS[fdp.ConsumeIntInRange(0, len(HANDLERS) - 1)]
+    utf8pfx._core._set_decode_isa(LEVELS[fdp.ConsumeIntInRange(0, len(LEVELS) - 1)])
     strict = fdp.ConsumeBool()
     ops = [fdp.ConsumeIntInRange(0, 9) for _ in range(fdp.ConsumeIntInRange(1, 12))]
     args = [fdp.ConsumeIntInRange(0, 255) for _ in ops]

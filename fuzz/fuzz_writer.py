@@ -1,6 +1,7 @@
 """atheris harness: BufferWriter against the pure-Python reference.
 
-Each input is a program: an error handler, a starting capacity, then up to
+Each input is a program: an error handler, an encode kernel level, a
+starting capacity, then up to
 24 operations (write_string, write_strings with an iterator that may raise
 mid-batch, write_vint, write_bytes, write_raw, reserve, clear, take or drop a
 memoryview, getvalue).  After every operation the writer must hold exactly the
@@ -31,6 +32,8 @@ HANDLERS = ["strict", "surrogatepass", "surrogateescape", "replace", "ignore",
             "utf8pfx-test-nonascii", "utf8pfx-test-garbage", "utf8pfx-test-badtuple",
             "utf8pfx-test-oob", "utf8pfx-test-lookup", "utf8pfx-test-valueerror"]
 CAPS = [0, 1, 2, 3, 7, 8, 64, 127, 128, 129, 4096]
+# every encode kernel level the CPU has (scalar, sse, avx2, ...): one per input
+LEVELS = list(utf8pfx._core._isa_levels())
 # code point ranges per "kind" of string; a str's PEP 393 kind follows its max
 RANGES = [(0, 0x7F), (0x80, 0xFF), (0x100, 0xD7FF), (0xD800, 0xDFFF), (0xE000, 0xFFFF),
           (0x10000, 0x10FFFF), (0xDC80, 0xDCFF)]
@@ -85,6 +88,7 @@ def check_same_error(got, want):
 def TestOneInput(data):
     fdp = atheris.FuzzedDataProvider(data)
     errors = HANDLERS[fdp.ConsumeIntInRange(0, len(HANDLERS) - 1)]
+    utf8pfx._core._set_isa(LEVELS[fdp.ConsumeIntInRange(0, len(LEVELS) - 1)])
     cap = CAPS[fdp.ConsumeIntInRange(0, len(CAPS) - 1)]
     w = BufferWriter(cap, errors=errors)
     assert w.capacity == cap and len(w) == 0 and w.errors == errors

@@ -30,8 +30,10 @@ import sysconfig
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-BUILD = os.path.join(HERE, ".build")
-WORK = os.path.join(HERE, ".work")
+# UTF8PFX_FUZZ_BUILD / UTF8PFX_FUZZ_WORK move the build and the scratch corpus
+# (two runs at once must not rebuild one another's loaded extension)
+BUILD = os.environ.get("UTF8PFX_FUZZ_BUILD") or os.path.join(HERE, ".build")
+WORK = os.environ.get("UTF8PFX_FUZZ_WORK") or os.path.join(HERE, ".work")
 
 
 def sh(cmd, **kw):
