@@ -9,7 +9,10 @@
 set -euo pipefail
 root=$(pwd)
 if ! command -v valgrind >/dev/null 2>&1; then
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -q valgrind >/dev/null 2>&1 || true
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get install -y -q valgrind >/dev/null 2>&1 \
+        || { apt-get update -q >/dev/null 2>&1 && apt-get install -y -q valgrind >/dev/null 2>&1; } \
+        || true
 fi
 if ! command -v valgrind >/dev/null 2>&1; then
     echo "SKIP 25-valgrind: valgrind unavailable"; exit 0

@@ -10,7 +10,10 @@ set -euo pipefail
 root=$(pwd)
 secs=${UTF8PFX_FUZZ_SECONDS:-60}
 if ! command -v clang >/dev/null 2>&1; then
-    apt-get install -y -q clang >/dev/null 2>&1 || true
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get install -y -q clang >/dev/null 2>&1 \
+        || { apt-get update -q >/dev/null 2>&1 && apt-get install -y -q clang >/dev/null 2>&1; } \
+        || true
 fi
 if ! command -v clang >/dev/null 2>&1; then
     echo "SKIP 30-fuzz: clang is not installed and could not be installed"; exit 0
