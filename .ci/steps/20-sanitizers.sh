@@ -29,11 +29,14 @@ san="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-poin
 # UTF8PFX_DEBUG=1: -O0 -g with assertions on; UTF8PFX_WERROR keeps it warning-free.
 CC="$cc" CFLAGS="$san" LDFLAGS="$san" UTF8PFX_DEBUG=1 \
     "$venv/bin/pip" install -q --no-build-isolation --no-deps .
-"$venv/bin/python" - <<'PY'
-import sys
-import utf8pfx._core as c
-print("built:", c.__file__)
-PY
+# The tests must import this build, not a checkout's utf8pfx/ folder: run
+# from /tmp, and make sure the module is the venv's and is instrumented.
+core=$(cd /tmp && "$venv/bin/python" -c 'import utf8pfx._core as c; print(c.__file__)')
+echo "built: $core"
+case "$core" in "$venv"/*) ;; *) echo "FAIL: the sanitizer build is not the one imported"; exit 1;; esac
+if ! nm -D "$core" | grep -q '__asan_report\|__ubsan_handle'; then
+    echo "FAIL: $core has no ASan/UBSan instrumentation"; exit 1
+fi
 # The runtimes are preloaded (python itself is not instrumented).  Leak
 # detection is off for the interpreter (it never frees everything at exit; our
 # own leaks are the job of tests/test_leaks.py and the valgrind run);
@@ -49,5 +52,5 @@ PY
     ASAN_OPTIONS=detect_leaks=0:allocator_may_return_null=1:abort_on_error=1:detect_stack_use_after_return=0:strict_init_order=1:check_initialization_order=1 \
     UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
     PYTHONMALLOC=malloc UTF8PFX_SANITIZED=1 UTF8PFX_HYPOTHESIS_PROFILE=${UTF8PFX_SAN_PROFILE:-dev} \
-    "$venv/bin/python" -m pytest -q -p no:cacheprovider -x)
+    "$venv/bin/pytest" -q -p no:cacheprovider -x)
 echo "-- 20-sanitizers took $(( $(date +%s) - t0 )) s"
