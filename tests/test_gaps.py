@@ -253,3 +253,29 @@ def test_sizeof_counts_the_buffer():
     w.clear()  # keeps the capacity, so the size
     assert sys.getsizeof(w) == base + w.capacity and w.capacity >= 1002
     assert w.__sizeof__() <= sys.getsizeof(w)
+
+
+# ------------------------------------- a length exactly one byte past the data
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 7, 63, 64, 127, 128, 300, 16383, 16384])
+def test_length_one_past_the_end(n):
+    """A prefix that claims one byte more than the data holds is an error at
+    the prefix's offset, for every read that takes a length (the byte after
+    a bytes object's end is its hidden NUL: reading it would go unnoticed)."""
+    for lead in (b"", b"\x01z"):
+        blob = lead + vint(n + 1) + b"x" * n
+        r = BufferReader(blob)
+        if lead:
+            assert r.read_string() == "z"
+        at = len(lead)
+        for call in (r.read_string, r.read_bytes, r.skip_string, r.read_strings,
+                     lambda: r.read_strings(1), lambda: list(r)):
+            with pytest.raises(ValueError, match="offset %d" % at):
+                call()
+            assert r.position == at
+        with pytest.raises(ValueError, match="offset %d" % at):
+            utf8pfx.decode_all(blob)
+        # and exactly the data's length is fine
+        ok = lead + vint(n) + b"x" * n
+        assert utf8pfx.decode_all(ok)[-1] == "x" * n

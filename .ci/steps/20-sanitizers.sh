@@ -27,11 +27,17 @@ python3 -m venv "$venv"
 "$venv/bin/pip" install -q setuptools wheel pytest 'hypothesis>=6.50'
 san="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
 # UTF8PFX_DEBUG=1: -O0 -g with assertions on; UTF8PFX_WERROR keeps it warning-free.
+# Built from a clean copy of the tracked files: an in-tree build/ left by an
+# earlier `pip install .` would be reused as it is, uninstrumented.
+src=$(mktemp -d)
+git ls-files -z | xargs -0 cp --parents -t "$src"
 CC="$cc" CFLAGS="$san" LDFLAGS="$san" UTF8PFX_DEBUG=1 \
-    "$venv/bin/pip" install -q --no-build-isolation --no-deps .
+    "$venv/bin/pip" install -q --no-build-isolation --no-deps "$src"
+rm -rf "$src"
 # The tests must import this build, not a checkout's utf8pfx/ folder: run
 # from /tmp, and make sure the module is the venv's and is instrumented.
-core=$(cd /tmp && "$venv/bin/python" -c 'import utf8pfx._core as c; print(c.__file__)')
+core=$(cd /tmp && LD_PRELOAD="$asan:$ubsan" ASAN_OPTIONS=detect_leaks=0 \
+       "$venv/bin/python" -c 'import utf8pfx._core as c; print(c.__file__)')
 echo "built: $core"
 case "$core" in "$venv"/*) ;; *) echo "FAIL: the sanitizer build is not the one imported"; exit 1;; esac
 if ! nm -D "$core" | grep -q '__asan_report\|__ubsan_handle'; then
