@@ -40,7 +40,7 @@ core=$(cd /tmp && LD_PRELOAD="$asan:$ubsan" ASAN_OPTIONS=detect_leaks=0 \
        "$venv/bin/python" -c 'import utf8pfx._core as c; print(c.__file__)')
 echo "built: $core"
 case "$core" in "$venv"/*) ;; *) echo "FAIL: the sanitizer build is not the one imported"; exit 1;; esac
-if ! nm -D "$core" | grep -q '__asan_report\|__ubsan_handle'; then
+if [ "$(nm -D "$core" | grep -c -e __asan_report -e __ubsan_handle)" = 0 ]; then
     echo "FAIL: $core has no ASan/UBSan instrumentation"; exit 1
 fi
 # The runtimes are preloaded (python itself is not instrumented).  Leak
