@@ -45,7 +45,8 @@ def main(path):
         # interpreter exits) is allocated from inside whatever allocation it
         # traced, ours included: that block is the interpreter's.
         own = [l for l in rec if OURS.search(l)]
-        if own and not any("_tracemalloc.c" in l for l in rec):
+        first_by = next((l for l in rec if l.lstrip().startswith("by ")), "")
+        if own and not (is_leak and "_tracemalloc.c" in first_by):
             ours.append(rec)
         else:
             theirs += 1
