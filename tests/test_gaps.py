@@ -279,3 +279,22 @@ def test_length_one_past_the_end(n):
         # and exactly the data's length is fine
         ok = lead + vint(n) + b"x" * n
         assert utf8pfx.decode_all(ok)[-1] == "x" * n
+
+
+# ------------------------------------ objects release what they hold (refs)
+
+
+def test_writers_and_readers_release_what_they_hold():
+    import gc
+    name = "".join(["surrogate", "pass"])  # a fresh str object, not interned
+    data = bytearray(b"\x01a")
+    before = (sys.getrefcount(name), sys.getrefcount(data))
+    for _ in range(500):
+        w = BufferWriter(16, errors=name)
+        w.write_string("x")
+        r = BufferReader(data, errors=name)
+        r.read_string()
+        del w, r
+    gc.collect()
+    assert (sys.getrefcount(name), sys.getrefcount(data)) == before
+    data.extend(b"ok")  # no export left behind
