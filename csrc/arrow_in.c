@@ -1189,11 +1189,36 @@ done:
 
 static PyObject *s_arrow_c_array, *s_arrow_c_stream;
 
+/* Whether a type (or a base) defines `name`, looked up in the dicts of its
+ * MRO as attribute lookup does, without making (or, under memory pressure,
+ * swallowing) an AttributeError; -1 with an exception only if a dict lookup
+ * fails. */
+static int
+type_defines(PyTypeObject *tp, PyObject *name)
+{
+    PyObject *mro = tp->tp_mro;
+    Py_ssize_t i, n;
+    if (mro == NULL)
+        return 0;
+    n = PyTuple_GET_SIZE(mro);
+    for (i = 0; i < n; i++) {
+        PyObject *dict = ((PyTypeObject *)PyTuple_GET_ITEM(mro, i))->tp_dict;
+        if (dict != NULL) {
+            PyObject *v = PyDict_GetItemWithError(dict, name);
+            if (v != NULL)
+                return 1;
+            if (PyErr_Occurred())
+                return -1;
+        }
+    }
+    return 0;
+}
+
 int
 u8p_is_arrow_exporter(PyObject *obj)
 {
-    PyObject *tp = (PyObject *)Py_TYPE(obj);
-    return PyObject_HasAttr(tp, s_arrow_c_array) || PyObject_HasAttr(tp, s_arrow_c_stream);
+    int r = type_defines(Py_TYPE(obj), s_arrow_c_array);
+    return r != 0 ? r : type_defines(Py_TYPE(obj), s_arrow_c_stream);
 }
 
 PyObject *
@@ -1201,7 +1226,6 @@ u8p_writer_write_arrow_obj(WriterObject *w, PyObject *obj, int nulls)
 {
     aw_ctx c;
     Py_ssize_t start = w->len;
-    PyObject *tp = (PyObject *)Py_TYPE(obj);
     int rc;
 
     if (u8p_writer_check_idle(w) < 0)
@@ -1233,10 +1257,10 @@ u8p_writer_write_arrow_obj(WriterObject *w, PyObject *obj, int nulls)
     c.index_fmt = 0;
     c.rowname = "row";
     w->busy = 1;
-    if (PyObject_HasAttr(tp, s_arrow_c_array))
-        rc = write_from_array(&c, obj);
-    else if (PyObject_HasAttr(tp, s_arrow_c_stream))
-        rc = write_from_stream(&c, obj);
+    if ((rc = type_defines(Py_TYPE(obj), s_arrow_c_array)) != 0)
+        rc = rc < 0 ? -1 : write_from_array(&c, obj);
+    else if ((rc = type_defines(Py_TYPE(obj), s_arrow_c_stream)) != 0)
+        rc = rc < 0 ? -1 : write_from_stream(&c, obj);
     else {
         PyErr_Format(PyExc_TypeError,
                      "write_arrow() argument must export Arrow data (__arrow_c_array__ or "

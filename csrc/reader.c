@@ -48,16 +48,18 @@
 
 /* ---------------------------------------------------------------- errors */
 
-/* Adds the absolute offsets to a UnicodeDecodeError object (best effort:
- * a failure to annotate is swallowed, the original error stays). */
-static void
+/* Adds the absolute offsets to a UnicodeDecodeError object.  Returns -1
+ * with that failure's exception set (a MemoryError, in practice) when it
+ * could not: the caller raises that instead, since a UnicodeDecodeError
+ * without its documented offsets would be a half-made error. */
+static int
 annotate_exc(PyObject *value, Py_ssize_t payload_off)
 {
     PyObject *v = NULL;
     Py_ssize_t start;
 
     if (value == NULL || !PyObject_TypeCheck(value, (PyTypeObject *)PyExc_UnicodeDecodeError))
-        return;
+        return 0;
     if (PyUnicodeDecodeError_GetStart(value, &start) < 0)
         goto fail;
     v = PyLong_FromSsize_t(payload_off);
@@ -84,10 +86,10 @@ annotate_exc(PyObject *value, Py_ssize_t payload_off)
         Py_DECREF(r);
     }
 #endif
-    return;
+    return 0;
 fail:
     Py_XDECREF(v);
-    PyErr_Clear();
+    return -1;
 }
 
 /* Annotates the exception being raised, if it is a UnicodeDecodeError. */
@@ -96,13 +98,21 @@ annotate_decode_error(Py_ssize_t payload_off)
 {
 #if PY_VERSION_HEX >= 0x030C0000
     PyObject *value = PyErr_GetRaisedException();
-    annotate_exc(value, payload_off);
+    if (annotate_exc(value, payload_off) < 0) {
+        Py_XDECREF(value); /* the annotation's own error stays raised */
+        return;
+    }
     PyErr_SetRaisedException(value);
 #else
     PyObject *type, *value, *tb;
     PyErr_Fetch(&type, &value, &tb);
     PyErr_NormalizeException(&type, &value, &tb);
-    annotate_exc(value, payload_off);
+    if (annotate_exc(value, payload_off) < 0) {
+        Py_XDECREF(type);
+        Py_XDECREF(value);
+        Py_XDECREF(tb);
+        return;
+    }
     PyErr_Restore(type, value, tb);
 #endif
 }
@@ -116,8 +126,8 @@ raise_strict(const uint8_t *p, Py_ssize_t n, const u8p_scan_result *r, u8p_dec_s
                                                 (Py_ssize_t)r->err_end, u8p_dec_reason(st));
     if (exc == NULL)
         return;
-    annotate_exc(exc, payload_off);
-    PyErr_SetObject((PyObject *)Py_TYPE(exc), exc);
+    if (annotate_exc(exc, payload_off) == 0)
+        PyErr_SetObject((PyObject *)Py_TYPE(exc), exc);
     Py_DECREF(exc);
 }
 

@@ -347,10 +347,27 @@ writer_put_big(WriterObject *w, const u8p_str *v)
     return pw + body;
 }
 
+/* The int a write returns, built after the bytes are in: if that allocation
+ * fails, the write is taken back (len returns to `start`), so a MemoryError
+ * leaves the writer exactly as before the call. */
+static PyObject *
+writer_result(WriterObject *w, Py_ssize_t start, Py_ssize_t r)
+{
+    PyObject *res;
+    if (r < 0) {
+        w->len = start;
+        return NULL;
+    }
+    res = PyLong_FromSsize_t(r);
+    if (res == NULL)
+        w->len = start;
+    return res;
+}
+
 static PyObject *
 Writer_write_string(WriterObject *self, PyObject *s)
 {
-    Py_ssize_t r;
+    Py_ssize_t r, start = self->len;
     W_WAIT(self);
     if (u8p_writer_check_idle(self) < 0)
         return NULL;
@@ -362,13 +379,23 @@ Writer_write_string(WriterObject *self, PyObject *s)
             !(self->enc == U8P_ENC_MUTF8 && u8p_mutf8_differs(&v))) {
             r = writer_put_big(self, &v);
             if (r != U8P_NEED_CODEC)
-                return r < 0 ? NULL : PyLong_FromSsize_t(r);
+                return writer_result(self, start, r);
         }
         r = writer_put_view(self, &v);
-        return r < 0 ? NULL : PyLong_FromSsize_t(r);
+        return writer_result(self, start, r);
     }
     r = writer_put_str(self, s, "write_string() argument");
-    return r < 0 ? NULL : PyLong_FromSsize_t(r);
+    return writer_result(self, start, r);
+}
+
+/* Most UTF-8 bytes one code point of a (ready) str can take: 1 for ASCII,
+ * 2, 3, 4 for UCS1, UCS2, UCS4 storage. */
+static inline Py_ssize_t
+u8p_max_utf8_per_cp(PyObject *s)
+{
+    if (PyUnicode_IS_ASCII(s))
+        return 1;
+    return PyUnicode_KIND(s) == PyUnicode_4BYTE_KIND ? 4 : (Py_ssize_t)PyUnicode_KIND(s) + 1;
 }
 
 /* Presizing a batch pays when it has a few items; it is skipped when the
@@ -410,7 +437,7 @@ writer_presize(WriterObject *w, PyObject *seq)
 #endif
         len = PyUnicode_GET_LENGTH(s);
         body += len;
-        wbody += PyUnicode_IS_ASCII(s) ? len : len * ((Py_ssize_t)PyUnicode_KIND(s) + 1);
+        wbody += len * u8p_max_utf8_per_cp(s);
         if (wbody > PRESIZE_MAX_BYTES)
             return;
     }
@@ -422,9 +449,7 @@ writer_presize(WriterObject *w, PyObject *seq)
         return;
     for (i = 0; i < n; i++) {
         PyObject *s = items[i];
-        Py_ssize_t len = PyUnicode_GET_LENGTH(s);
-        if (!PyUnicode_IS_ASCII(s))
-            len *= (Py_ssize_t)PyUnicode_KIND(s) + 1;
+        Py_ssize_t len = PyUnicode_GET_LENGTH(s) * u8p_max_utf8_per_cp(s);
         worst += (Py_ssize_t)u8p_prefix_size(pf, (uint64_t)len) + len;
     }
     if (u8p_writer_reserve(w, worst) < 0)
@@ -441,9 +466,13 @@ Writer_write_strings(WriterObject *self, PyObject *items)
     if (u8p_writer_check_idle(self) < 0)
         return NULL;
     /* an Arrow column (pyarrow, polars, ...): its UTF-8 is copied, no str made */
-    if (!PyList_CheckExact(items) && !PyTuple_CheckExact(items) &&
-        u8p_is_arrow_exporter(items))
-        return u8p_writer_write_arrow_obj(self, items, -1);
+    if (!PyList_CheckExact(items) && !PyTuple_CheckExact(items)) {
+        int arrow = u8p_is_arrow_exporter(items);
+        if (arrow < 0)
+            return NULL;
+        if (arrow)
+            return u8p_writer_write_arrow_obj(self, items, -1);
+    }
     self->busy = 1;
 
     if (PyList_CheckExact(items) || PyTuple_CheckExact(items)) {
@@ -486,7 +515,7 @@ Writer_write_strings(WriterObject *self, PyObject *items)
             goto fail;
     }
     self->busy = 0;
-    return PyLong_FromSsize_t(self->len - start);
+    return writer_result(self, start, self->len - start);
 
 fail:
     self->busy = 0;
@@ -506,7 +535,7 @@ Writer_write_vint(WriterObject *self, PyObject *arg)
         return NULL;
     k = (Py_ssize_t)u8p_vint_write(self->buf + self->len, n);
     self->len += k;
-    return PyLong_FromSsize_t(k);
+    return writer_result(self, self->len - k, k);
 }
 
 /* write_bytes / write_raw: any buffer-protocol object.  Writing the writer
@@ -535,7 +564,7 @@ writer_put_buffer(WriterObject *self, PyObject *arg, int prefixed)
         if (n)
             memcpy(self->buf + self->len + pw, self->buf, (size_t)n);
         self->len += pw + n;
-        return PyLong_FromSsize_t(pw + n);
+        return writer_result(self, self->len - (pw + n), pw + n);
     }
     if (PyUnicode_Check(arg)) {
         PyErr_Format(PyExc_TypeError,
@@ -565,7 +594,7 @@ writer_put_buffer(WriterObject *self, PyObject *arg, int prefixed)
         r = view.len;
     }
     PyBuffer_Release(&view);
-    return r < 0 ? NULL : PyLong_FromSsize_t(r);
+    return writer_result(self, r < 0 ? self->len : self->len - r, r);
 }
 
 static PyObject *

@@ -66,7 +66,8 @@ Py_ssize_t u8p_writer_put_null(WriterObject *w);
 
 /* ---- Arrow in (arrow_in.c) ---- */
 
-/* True if obj's type has __arrow_c_array__ or __arrow_c_stream__. */
+/* 1 if obj's type has __arrow_c_array__ or __arrow_c_stream__, 0 if not,
+ * -1 with an exception if the lookup failed. */
 int u8p_is_arrow_exporter(PyObject *obj);
 
 /* BufferWriter.write_arrow(array, /, *, nulls=None). */

@@ -2,8 +2,11 @@
 
 Hypothesis profiles (they apply to every test file, not just the writer's):
 
-  ci    default when the CI environment variable is set: few examples, so the
-        whole suite stays within a few minutes on a 2-core runner.
+  ci    default when the CI environment variable is set: fresh random
+        examples on every run (never derandomized, no example database), a
+        few hundred per property, sized so the whole suite stays within
+        about 10 minutes on a 2-core runner; a failure prints the
+        @reproduce_failure blob (print_blob) to replay it exactly.
   dev   default otherwise: a moderate number of examples.
   deep  many examples; pick it with --hypothesis-profile=deep or
         UTF8PFX_HYPOTHESIS_PROFILE=deep.
@@ -31,9 +34,13 @@ _common = dict(
     # The kernels fixture is deliberately set once per test, not per example.
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
-settings.register_profile("ci", max_examples=10, print_blob=True, **_common)
+# Hypothesis's own settings when it detects CI are derandomize=True (the same
+# inputs every run); ours draw fresh ones (issue 9).
+settings.register_profile("ci", max_examples=200, derandomize=False, database=None,
+                          print_blob=True, **_common)
 settings.register_profile("dev", max_examples=60, **_common)
-settings.register_profile("deep", max_examples=2000, **_common)
+settings.register_profile("deep", max_examples=2000, derandomize=False, print_blob=True,
+                          **_common)
 
 
 def _default_profile():
@@ -79,17 +86,22 @@ def kernels(request):
 def pytest_report_header(config):
     lines = ["utf8pfx kernel levels: %s; hypothesis profile: %s" % (
         ", ".join(_isa_levels()), getattr(settings, "_current_profile", "?"))]
-    # --- issue #8: which levels run natively, which emulated (kernel_report.py)
+    # which levels run natively, which emulated (kernel_report.py)
     import kernel_report
     lines.append(kernel_report.header_line())
-    # --- end issue #8
     return lines
 
 
-# --- issue #8: what the C harnesses ran, natively and emulated
+# what the C harnesses ran, natively and emulated
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
     import kernel_report
     terminalreporter.section("kernel levels: native and emulated")
     for line in kernel_report.summary_lines():
         terminalreporter.write_line(line)
-# --- end issue #8
+
+
+# ---- markers -------------------------------------------------------
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "slow: needs minutes or gigabytes; runs only with UTF8PFX_SLOW=1 "
+        "(UTF8PFX_SLOW=1 pytest -m slow tests/test_limits.py)")

@@ -11,7 +11,7 @@ import sys
 import tracemalloc
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 import utf8pfx
@@ -20,8 +20,6 @@ from utf8pfx import _core
 
 HANDLERS = ["strict", "replace", "ignore", "surrogateescape", "surrogatepass", "backslashreplace"]
 LEVELS = _core._decode_isa_levels()
-FEW = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-SOME = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 @pytest.fixture(params=LEVELS)
@@ -201,13 +199,11 @@ def test_surrogatepass_bruteforce():
 # ------------------------------------------- random bytes vs the reference
 
 
-@SOME
 @given(st.binary(max_size=80))
 def test_random_bytes_against_reference(data):
     assert ours_or_error(lambda: decode_all(data)) == ref_or_error(lambda: ref_decode_all(data))
 
 
-@SOME
 @given(st.lists(st.binary(max_size=40), max_size=6), st.binary(max_size=6),
        st.sampled_from(HANDLERS))
 def test_records_of_random_payloads_against_reference(payloads, junk, errors):
@@ -216,7 +212,6 @@ def test_records_of_random_payloads_against_reference(payloads, junk, errors):
         lambda: ref_decode_all(data, errors))
 
 
-@FEW
 @given(st.lists(st.text(max_size=60), max_size=8), st.integers(0, 400),
        st.sampled_from(range(256)))
 def test_mutated_records_every_level(strings, at, byte):
@@ -254,7 +249,6 @@ TEXT_KINDS = {
 
 @pytest.mark.parametrize("kind", sorted(TEXT_KINDS))
 def test_roundtrip_every_kind_and_handler(kind, level):
-    @FEW
     @given(st.lists(TEXT_KINDS[kind], max_size=10), st.sampled_from(HANDLERS))
     def check(strings, errors):
         w = BufferWriter(errors=errors)
@@ -272,7 +266,6 @@ def test_roundtrip_every_kind_and_handler(kind, level):
     check()
 
 
-@FEW
 @given(st.lists(st.text(st.characters(min_codepoint=0xD800, max_codepoint=0xDFFF)) |
                 st.text(), max_size=8))
 def test_surrogatepass_roundtrip_lone_surrogates(strings):

@@ -3,6 +3,7 @@ string, and never while a view is exported."""
 import pytest
 
 from utf8pfx import BufferWriter
+from reference import MAX_BYTES_PER_CP, kind_of, ref_encode_many, vint_size
 
 BATCHES = {
     "ascii": ["order-%d" % i for i in range(3000)],
@@ -14,9 +15,7 @@ BATCHES = {
 
 
 def expected(items):
-    w = BufferWriter()
-    w.write_strings(items)
-    return w.getvalue()
+    return ref_encode_many(items)  # the pure-Python reference, not the writer
 
 
 @pytest.mark.parametrize("name", sorted(BATCHES))
@@ -46,19 +45,41 @@ def test_exactly_sized_writer_accepts_a_view_during_writes(name):
 
 def test_growth_is_geometric():
     w = BufferWriter()
-    caps = set()
+    caps = []
     for i in range(20000):
         w.write_string("entry %d" % i)
-        caps.add(w.capacity)
-    # doubling: about log2(final size) distinct capacities, not one per write
-    assert len(caps) <= len(w).bit_length() + 1
+        if not caps or caps[-1] != w.capacity:
+            caps.append(w.capacity)
+    # the first growth allocates 64 bytes, each later one doubles: exactly
+    # 64 * 2**k, never a growth by just the bytes one write needs
+    assert caps == [64 * 2**k for k in range(len(caps))]
+    assert caps[-1] >= len(w) > caps[-1] // 2
 
 
-def test_one_growth_for_a_batch_that_does_not_fit():
-    items = BATCHES["ucs2"]
+def _worst(items):
+    """What a batch can take at most: vint(worst) + worst for each string,
+    worst = code points x the kind's widest UTF-8 (ASCII: exactly 1)."""
+    total = 0
+    for s in items:
+        n = len(s) * MAX_BYTES_PER_CP[kind_of(s)]
+        total += vint_size(n) + n
+    return total
+
+
+@pytest.mark.parametrize("name", ["ucs1", "ucs2", "mixed"])
+def test_one_growth_for_a_batch_that_does_not_fit(name):
+    items = BATCHES[name]
     w = BufferWriter(16)
     w.write_strings(items)
-    grown = w.capacity
-    assert grown >= len(w)
-    # worst case of the batch, reserved once: 3 bytes a code point + prefixes
-    assert grown <= sum(3 * len(s) + 3 for s in items)
+    assert w.getvalue() == expected(items)
+    # grown once, to the batch's worst case (more than twice the 16 bytes it
+    # had): neither a doubling sequence nor one growth per string lands here
+    assert w.capacity == _worst(items)
+
+
+def test_a_batch_that_fits_as_it_is_does_not_grow():
+    items = BATCHES["ucs2"][:100]
+    need = len(expected(items))
+    w = BufferWriter(need)  # room for the real size, not the worst case
+    w.write_strings(items)
+    assert w.capacity == need and w.getvalue() == expected(items)

@@ -1,0 +1,84 @@
+"""Leaks and reference counts (issue 9): a million mixed writer and reader
+operations, every error path among them (each exception type the API
+raises, custom handlers that raise, iterators that raise mid-batch), with
+tracemalloc's traced memory and the process RSS flat afterwards and
+sys.getrefcount of the inputs, handlers and error objects unchanged.
+
+UTF8PFX_LEAK_OPS sets the number of operations (default 1,000,000; the
+sanitizer run uses fewer and skips the RSS bound: ASan's allocator keeps
+freed memory in quarantine).  tests/leak_workload.py is the same loop for
+valgrind (.ci/steps/25-valgrind.sh).
+"""
+import gc
+import os
+import sys
+import tracemalloc
+
+import pytest
+
+from leak_workload import CYCLE_OPS, Workload
+
+SANITIZED = os.environ.get("UTF8PFX_SANITIZED") == "1"
+OPS = int(os.environ.get("UTF8PFX_LEAK_OPS", 100_000 if SANITIZED else 1_000_000))
+
+
+def _rss_kib():
+    try:
+        with open("/proc/self/statm") as f:
+            pages = int(f.read().split()[1])
+        return pages * os.sysconf("SC_PAGE_SIZE") // 1024
+    except (OSError, ValueError, AttributeError):
+        return None
+
+
+def test_a_million_mixed_operations_leak_nothing():
+    wl = Workload()
+    wl.run(200)  # warm up: caches, interned names, freelists, the writer's capacity
+    gc.collect()
+    watched = wl.watched()
+    refs = [sys.getrefcount(o) for o in watched]
+    rss0 = _rss_kib()
+    tracemalloc.start()
+    try:
+        wl.run(20)
+        gc.collect()
+        traced0, _ = tracemalloc.get_traced_memory()
+        cycles = max(1, OPS // CYCLE_OPS)
+        wl.run(cycles)
+        gc.collect()
+        traced1, _ = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    rss1 = _rss_kib()
+    assert wl.errors_seen >= set(wl.EXPECTED_ERRORS), set(wl.EXPECTED_ERRORS) - wl.errors_seen
+    # a leak of even one small object per cycle would add cycles * 32 bytes
+    assert traced1 - traced0 < 64 * 1024, (traced0, traced1, cycles)
+    now = [sys.getrefcount(o) for o in watched]
+    assert now == refs, [(repr(o)[:40], a, b) for o, a, b in zip(watched, refs, now) if a != b]
+    if rss0 is not None and not SANITIZED:
+        # tracemalloc's own tables grow with the peak; 16 MiB is far below
+        # what a million leaked objects (tens of MiB) would add
+        assert rss1 - rss0 < 16 * 1024, (rss0, rss1)
+
+
+def test_the_probes_see_a_leak():
+    """The same bounds fail on a loop that keeps one object per cycle."""
+    wl = Workload()
+    wl.run(50)
+    kept = []
+    tracemalloc.start()
+    try:
+        gc.collect()
+        t0, _ = tracemalloc.get_traced_memory()
+        for i in range(5000):
+            wl.run(1)
+            kept.append(wl.writer.getvalue()[:40] + bytes([i & 0xFF]))
+        gc.collect()
+        t1, _ = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert t1 - t0 >= 64 * 1024
+    s = wl.watched()[0]
+    r0 = sys.getrefcount(s)
+    kept.append(s)
+    assert sys.getrefcount(s) == r0 + 1

@@ -1,0 +1,151 @@
+#!/usr/bin/env python3
+"""Mutation check: does the test suite catch deliberate bugs in the C?
+
+Each mutant is one small edit to csrc/ (the glue or a kernel).  For each,
+on a temporary copy of the checkout: apply the edit, build the extension in
+place (-O0, fast to compile), run a fast subset of the suite (stops at the
+first failure), and record whether the suite failed ("caught"), the build
+broke, or everything passed ("SURVIVED": a hole in the tests).
+
+    python tools/mutate.py              all mutants
+    python tools/mutate.py M03 M07      some of them (--no-baseline: skip the
+                                        unmutated run that must pass first)
+    python tools/mutate.py --list
+
+Needs a C compiler and the test extras (pytest, hypothesis) in the running
+interpreter.  Not run in CI (a few minutes per mutant on 2 cores).
+"""
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# id, file, exact text, replacement, what the bug is
+MUTANTS = [
+    ("M01", "csrc/writer.c", "    res = PyLong_FromSsize_t(r);\n    if (res == NULL)\n        w->len = start;",
+     "    res = PyLong_FromSsize_t(r);", "a write whose result int fails is kept (no rollback)"),
+    ("M02", "csrc/writer.c", "    need = w->len + extra;\n    if (w->exports > 0) {",
+     "    need = w->len + extra;\n    if (0) {", "growth ignores live buffer exports"),
+    ("M03", "csrc/writer.c", "    if (self->exports > 0) {\n        PyErr_Format(PyExc_BufferError,\n                     \"BufferWriter cannot be cleared",
+     "    if (0) {\n        PyErr_Format(PyExc_BufferError,\n                     \"BufferWriter cannot be cleared", "clear() ignores live exports"),
+    ("M04", "csrc/writer.c", "fail:\n    self->busy = 0;\n    self->len = start;",
+     "fail:\n    self->busy = 0;", "write_strings keeps a partial batch on error"),
+    ("M05", "csrc/writer.c", "if (pw == (Py_ssize_t)u8p_vint_size((uint64_t)worst) && pw + worst <= w->cap - w->len)",
+     "if (pw + worst <= w->cap - w->len)", "one pass even when the worst case needs a wider prefix"),
+    ("M06", "csrc/writer.c", "&& pw + worst <= w->cap - w->len)",
+     "&& pw + worst - 1 <= w->cap - w->len)", "one-pass room check one byte short"),
+    ("M07", "csrc/writer.c", "    if (least > w->cap - w->len && writer_reserve(w, worst) < 0)",
+     "    if (least > w->cap - w->len && writer_reserve(w, least) < 0)", "batch presize reserves the least, not the worst case"),
+    ("M08", "csrc/writer.c", "    newcap = w->cap <= PY_SSIZE_T_MAX / 2 ? w->cap * 2 : PY_SSIZE_T_MAX;",
+     "    newcap = w->cap <= PY_SSIZE_T_MAX / 2 ? w->cap + w->cap / 2 : PY_SSIZE_T_MAX;", "growth factor 1.5 instead of 2"),
+    ("M09", "csrc/writer.c", "    if (extra > PY_SSIZE_T_MAX - w->len) {\n        PyErr_NoMemory();\n        return -1;\n    }",
+     "", "no overflow check on len + extra"),
+    ("M10", "csrc/kernels/prefix.h", "    size_t k = 1;\n    while (n >= 0x80) {",
+     "    size_t k = 1;\n    while (n > 0x80) {", "vint_size off by one at 128"),
+    ("M11", "csrc/kernels/scalar_inl.h", "            *d++ = (uint8_t)(0xE0 | (c >> 12));\n            *d++ = (uint8_t)(0x80 | ((c >> 6) & 0x3F));\n            *d++ = (uint8_t)(0x80 | (c & 0x3F));\n        }\n        i++;",
+     "            *d++ = (uint8_t)(0xE0 | (c >> 12));\n            *d++ = (uint8_t)(0x80 | ((c >> 5) & 0x3F));\n            *d++ = (uint8_t)(0x80 | (c & 0x3F));\n        }\n        i++;", "scalar 3-byte encoder: wrong shift"),
+    ("M12", "csrc/encode.c", "                                          v->obj, start, end, \"surrogates not allowed\");",
+     "                                          v->obj, start, end + 1, \"surrogates not allowed\");", "UnicodeEncodeError end off by one"),
+    ("M13", "csrc/reader.c", "    if (c->strict_vint && !minimal) {", "    if (0) {", "strict_vint not enforced"),
+    ("M14", "csrc/reader.c", "    if (n > (uint64_t)(c->len - p)) {", "    if (n > (uint64_t)(c->len - p) + 1) {", "length check one byte past the data"),
+    ("M15", "csrc/reader.c", "    b = PyBytes_FromStringAndSize((const char *)c.data + off, n);\n    if (b != NULL)\n        self->pos = pos;",
+     "    self->pos = pos;\n    b = PyBytes_FromStringAndSize((const char *)c.data + off, n);",
+     "read_bytes moves the position when its bytes cannot be made"),
+    ("M16", "csrc/reader.c", "    v = PyLong_FromSsize_t(payload_off + start);", "    v = PyLong_FromSsize_t(payload_off);", "data_offset misses the in-payload start"),
+    ("M17", "csrc/reader.c", "    if (annotate_exc(exc, payload_off) == 0)\n        PyErr_SetObject(",
+     "    annotate_exc(exc, payload_off);\n    PyErr_SetObject(", "UnicodeDecodeError raised without its offsets when annotating fails"),
+    ("M18", "csrc/reader.c", "    PyTypeObject *tp = Py_TYPE(self);\n    PyObject_GC_UnTrack(self);\n    reader_release(self);",
+     "    PyTypeObject *tp = Py_TYPE(self);\n    PyObject_GC_UnTrack(self);", "reader never releases its buffer export"),
+    ("M19", "csrc/writer.c", "    PyMem_Free(self->buf);\n    Py_XDECREF(self->errors);", "    PyMem_Free(self->buf);",
+     "writer leaks its errors name"),
+    ("M20", "csrc/writer.c", "    if (self->busy) {\n        /* a view taken mid-batch", "    if (0) {\n        /* a view taken mid-batch",
+     "views allowed in the middle of write_strings"),
+]
+
+SUBSET = ["tests/test_writer_errors.py", "tests/test_gaps.py", "tests/test_writer_growth.py",
+          "tests/test_exports.py", "tests/test_limits.py", "tests/test_alloc_failure.py",
+          "tests/test_reader.py", "tests/test_leaks.py", "tests/test_threads.py",
+          "tests/test_writer_boundaries.py", "tests/test_writer_properties.py"]
+
+
+def copy_tree(dst):
+    files = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True,
+                           check=True).stdout.split()
+    for f in files:
+        if not os.path.exists(os.path.join(ROOT, f)):
+            continue
+        os.makedirs(os.path.dirname(os.path.join(dst, f)) or dst, exist_ok=True)
+        shutil.copy2(os.path.join(ROOT, f), os.path.join(dst, f))
+
+
+def run_one(m, work):
+    mid, path, old, new, what = m
+    src = os.path.join(work, path)
+    text = open(src).read()
+    if text.count(old) != 1:
+        return "NOT APPLIED (text found %d times)" % text.count(old), 0.0
+    open(src, "w").write(text.replace(old, new))
+    t0 = time.time()
+    env = dict(os.environ, UTF8PFX_DEBUG="1", UTF8PFX_HYPOTHESIS_PROFILE="dev",
+               UTF8PFX_LEAK_OPS="50000", PYTHONDONTWRITEBYTECODE="1")
+    env.pop("UTF8PFX_WERROR", None)
+    try:
+        b = subprocess.run([sys.executable, "setup.py", "-q", "build_ext", "--inplace", "--force"],
+                           cwd=work, env=env, capture_output=True, text=True)
+        if b.returncode:
+            return "build broke", time.time() - t0
+        try:
+            r = subprocess.run([sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider",
+                                "-p", "no:randomly"] + SUBSET, cwd=work, env=env,
+                               capture_output=True, text=True, timeout=1800)
+        except subprocess.TimeoutExpired:
+            return "caught (timeout)", time.time() - t0
+        if r.returncode == 0:
+            return "SURVIVED", time.time() - t0
+        failed = [l for l in r.stdout.splitlines() if l.startswith(("FAILED", "ERROR"))]
+        how = failed[0].split(" - ")[0].replace("FAILED ", "") if failed else (
+            "crash, exit %d" % r.returncode)
+        return "caught: " + how, time.time() - t0
+    finally:
+        open(src, "w").write(text)
+
+
+def main(argv):
+    if "--list" in argv:
+        for m in MUTANTS:
+            print("%s  %-24s %s" % (m[0], m[1], m[4]))
+        return 0
+    baseline = "--no-baseline" not in argv
+    argv = [a for a in argv if a != "--no-baseline"]
+    chosen = [m for m in MUTANTS if not argv[1:] or m[0] in argv[1:]]
+    work = tempfile.mkdtemp(prefix="utf8pfx-mutate-")
+    try:
+        copy_tree(work)
+        # unmutated first: the subset must pass, or the table means nothing
+        if baseline:
+            res, secs = run_one(("M00", "setup.py", "from setuptools import",
+                                 "from setuptools import", "none"), work)
+            print("baseline (no mutation): %s in %.0f s" % (
+                "passes" if res == "SURVIVED" else res, secs), flush=True)
+            if res != "SURVIVED":
+                return 2
+        rows = []
+        print("| id | file | deliberate bug | outcome | s |")
+        print("|---|---|---|---|--:|")
+        for m in chosen:
+            res, secs = run_one(m, work)
+            rows.append((m, res))
+            print("| %s | %s | %s | %s | %.0f |" % (m[0], m[1], m[4], res, secs), flush=True)
+        caught = sum(1 for _, r in rows if r.startswith("caught"))
+        print("\n%d of %d mutants caught" % (caught, len(rows)))
+        return 0 if caught == len(rows) else 1
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
