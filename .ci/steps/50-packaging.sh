@@ -49,7 +49,7 @@ for n in ("utf8pfx/__init__.py", "utf8pfx/__main__.py", "utf8pfx/_core.pyi",
 assert any(n.startswith("utf8pfx/_core") and n.endswith((".so", ".pyd")) for n in wnames)
 assert any(n.endswith("LICENSE") and ".dist-info/" in n for n in wnames), "wheel lacks LICENSE"
 meta = z.read(next(n for n in wnames if n.endswith(".dist-info/METADATA"))).decode()
-for field in ("License", "Project-URL: Source", "Project-URL: Changelog",
+for field in ("License", "Keywords: ",
               "Classifier: Programming Language :: Python :: 3.13",
               "Classifier: License :: OSI Approved :: MIT License",
               "Requires-Python: >=3.9", "Description-Content-Type: text/markdown"):

@@ -14,7 +14,7 @@ if ! "$venv/bin/pip" install -q 'pyarrow>=14'; then
     echo "SKIP 72-arrow-presets: could not install pyarrow"
     exit 0
 fi
-"$venv/bin/python" -c 'import pyarrow, utf8pfx; print("pyarrow", pyarrow.__version__, "isa", utf8pfx.isa())'
+(cd /tmp && "$venv/bin/python" -c 'import pyarrow, utf8pfx; print("pyarrow", pyarrow.__version__, "isa", utf8pfx.isa())')
 echo "+ pytest tests/test_arrow_presets.py"
 (cd "$root" && CI=true timeout 600 "$venv/bin/pytest" -q -p no:cacheprovider -rs \
     tests/test_arrow_presets.py)
