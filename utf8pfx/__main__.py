@@ -286,6 +286,10 @@ def cmd_decode(args: argparse.Namespace) -> int:
                                           f"use --json, or --errors surrogatepass", None, at) from None
                     raise
             out.write(data)
+            # drop this batch before the next is decoded: otherwise its strings,
+            # its text and its bytes live on beside the next batch's and double
+            # the peak (memory must stay flat, whatever the input's size)
+            del strings, text, data
         out.commit()
     except BaseException:
         out.abort()

@@ -166,6 +166,7 @@ class RecordStream:
             self.consumed = base + stop
             if out:
                 yield base, out, buf
+                out = []  # released before the next chunk is read and decoded
             if failure is None:
                 base += len(buf)
                 buf = b""
