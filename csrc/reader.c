@@ -45,6 +45,7 @@
 #include <string.h>
 
 #include "reader.h"
+#include "kernels/decode_short.h"
 
 /* ---------------------------------------------------------------- errors */
 
@@ -320,6 +321,38 @@ str_from_scanned(const uint8_t *p, Py_ssize_t n, const u8p_scan_result *r)
     return s;
 }
 
+/* A str from k code points whose class top is maxcp (u8p_dec_short). */
+static PyObject *
+str_from_code_points(const uint32_t *cps, ptrdiff_t k, uint32_t maxcp)
+{
+    PyObject *s;
+    ptrdiff_t j;
+    if (k == 1 && maxcp <= 0xFF) /* CPython's shared 1-char singletons */
+        return PyUnicode_FromOrdinal((int)cps[0]);
+    s = PyUnicode_New((Py_ssize_t)k, (Py_UCS4)maxcp);
+    if (s == NULL)
+        return NULL;
+    switch (maxcp) {
+    case 0x7F:
+    case 0xFF: {
+        Py_UCS1 *d = PyUnicode_1BYTE_DATA(s);
+        for (j = 0; j < k; j++)
+            d[j] = (Py_UCS1)cps[j];
+        break;
+    }
+    case 0xFFFF: {
+        Py_UCS2 *d = PyUnicode_2BYTE_DATA(s);
+        for (j = 0; j < k; j++)
+            d[j] = (Py_UCS2)cps[j];
+        break;
+    }
+    default:
+        memcpy(PyUnicode_4BYTE_DATA(s), cps, (size_t)k * 4);
+        break;
+    }
+    return s;
+}
+
 /*
  * MUTF-8 payloads the UTF-8 scan does not take as they are (C0 80, surrogate
  * forms, or a 4-byte sequence to reject): decoded by the MUTF-8 routine into
@@ -472,6 +505,14 @@ decode_payload(const rd_ctx *c, Py_ssize_t off, Py_ssize_t n)
                 u8p_copy_short(PyUnicode_1BYTE_DATA(s), p, n);
             return s;
         }
+    }
+    if (n <= U8P_DEC_SHORT_MAX && c->enc == U8P_ENC_UTF8) {
+        /* short: validated and decoded in one pass (kernels/decode_short.h);
+         * what it does not take (an error, a surrogate) goes the long way */
+        uint32_t cps[U8P_DEC_SHORT_MAX], maxcp;
+        ptrdiff_t k = u8p_dec_short(p, (size_t)n, cps, &maxcp);
+        if (k >= 0)
+            return str_from_code_points(cps, k, maxcp);
     }
     if (n >= 64 && u8p_D->copy_ascii != NULL && ascii_likely(p, (size_t)n)) {
         /* the str is allocated first and the check fused with the copy,

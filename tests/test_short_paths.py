@@ -4,6 +4,8 @@ encoders inlined for non-ASCII bodies of up to 16 code points, with a
 surrogate at every position falling back to the handler.  Byte-exact
 against CPython's codec at every length around those cut-overs, for every
 handler and preset, one call and batch."""
+import sys
+
 import pytest
 
 import utf8pfx
@@ -109,3 +111,59 @@ def test_reader_short_payloads_every_high_byte_position(errors):
             assert r.read_string() == want
             assert r.read_string() == "z"
             assert utf8pfx.BufferReader(blob, errors=errors).read_strings() == [want, "z"]
+
+
+# --- the reader's one-pass decoder for payloads of up to 64 bytes --------------
+
+EDGES = [  # valid at the edges of each sequence length, and the nearest invalid
+    "\x7f".encode(), "\x80".encode(), "\xff".encode(), "\u07ff".encode(), "\u0800".encode(),
+    "\ud7ff".encode(), "\ue000".encode(), "\uffff".encode(), "\U00010000".encode(),
+    "\U0010ffff".encode(),
+    b"\xed\xa0\x80", b"\xed\xbf\xbf",            # surrogates (surrogatepass takes them)
+    b"\xc0\x80", b"\xc1\xbf", b"\xe0\x80\x80", b"\xe0\x9f\xbf",  # overlong
+    b"\xf0\x80\x80\x80", b"\xf0\x8f\xbf\xbf",
+    b"\xf4\x90\x80\x80", b"\xf5\x80\x80\x80", b"\xff",           # above U+10FFFF
+    b"\x80", b"\xbf", b"\xc3", b"\xe4\xb8", b"\xf0\x9f\x98",     # stray, truncated
+    b"\xc3\x28", b"\xe4\x28\xad", b"\xf0\x9f\x28\x80",           # bad continuation
+]
+FILLS = ("ab", "é", "ж", "中", "😀", "aé中😀ж")
+
+
+def _check_payload(payload, errors):
+    blob = vint(len(payload)) + payload + b"\x01z"
+    r = utf8pfx.BufferReader(blob, errors=errors)
+    try:
+        want = payload.decode("utf-8", errors)
+    except UnicodeDecodeError as ce:
+        with pytest.raises(UnicodeDecodeError) as ei:
+            r.read_string()
+        assert (ei.value.start, ei.value.end, ei.value.reason) == (ce.start, ce.end, ce.reason)
+        assert r.position == 0
+        return
+    got = r.read_string()
+    assert got == want, (payload, errors)
+    # the same PEP 393 storage as CPython's decoder picks (the narrowest)
+    assert sys.getsizeof(got) == sys.getsizeof(want), (payload, got)
+    if len(want) == 1 and ord(want) < 256:  # CPython's shared 1-char strs
+        assert got is want
+    assert r.read_string() == "z"
+
+
+@pytest.mark.parametrize("errors", ["strict", "surrogatepass", "surrogateescape", "replace",
+                                    "ignore", "backslashreplace"])
+def test_reader_one_pass_short_payloads(errors):
+    """Payloads of 1..70 bytes (the one-pass decoder takes up to 64, the
+    rest go the two-pass road) made of each fill, with each edge or invalid
+    sequence at every position: value, storage kind and error exactly as
+    bytes.decode."""
+    for fill in FILLS:
+        unit = fill.encode()
+        for n in range(1, 71):
+            base = (unit * (n // len(unit) + 1))[:n]
+            base = base.decode("utf-8", "ignore").encode()  # whole sequences only
+            _check_payload(base, errors)
+            for edge in EDGES:
+                for i in range(0, len(base) + 1, max(1, len(unit))):
+                    payload = base[:i] + edge + base[i:]
+                    if len(payload) <= 72:
+                        _check_payload(payload, errors)

@@ -22,11 +22,12 @@
 #include "guard.h"
 #define U8P_WANT_DEC
 #include "decode.h"
+#include "decode_short.h"
 #include "tables.h"
 
 static tt_entry tables[TT_MAX];
 static int ntables;
-static long failures, cases;
+static long failures, cases, shorts;
 static guarded g_src, g_dst;
 #define MAXN 200000
 
@@ -159,6 +160,24 @@ check_dec(const uint8_t *bytes, size_t n, const char *label, const uint32_t *wan
                              (long)q, -1);
                         break;
                     }
+        }
+        if (!surr && n <= U8P_DEC_SHORT_MAX) {
+            /* the reader's one-pass short decoder: takes exactly what the
+             * strict scan takes, with the same code points and class */
+            static uint32_t cps[U8P_DEC_SHORT_MAX];
+            uint32_t mx = 0;
+            ptrdiff_t k;
+            guard_cur_level = "short one-pass";
+            k = u8p_dec_short(src, n, cps, &mx);
+            if ((k >= 0) != (rs == U8P_DEC_OK))
+                fail("short", "one-pass accepts (got) vs scan", label, n, surr, k >= 0, rs);
+            else if (k >= 0 && ((size_t)k != ref.ncp || mx != ref.maxchar))
+                fail("short", (size_t)k != ref.ncp ? "one-pass ncp" : "one-pass maxchar", label,
+                     n, surr, (size_t)k != ref.ncp ? (long)k : (long)mx,
+                     (size_t)k != ref.ncp ? (long)ref.ncp : (long)ref.maxchar);
+            else if (k > 0 && memcmp(cps, ref_units, (size_t)k * sizeof *cps) != 0)
+                fail("short", "one-pass code points", label, n, surr, -1, -1);
+            shorts++;
         }
         for (t = 0; t < ntables; t++) {
             const u8p_dec_kernels *K = (const u8p_dec_kernels *)tables[t].table;
@@ -550,5 +569,6 @@ main(void)
         q += tables[t].run != 0;
     printf("decode kernels: %ld cases x %zu tables x 2 (surrogatepass or not): %ld failures\n",
            cases, q, failures);
+    printf("short one-pass decoder (reader, <= %d bytes): %ld cases\n", U8P_DEC_SHORT_MAX, shorts);
     return failures != 0;
 }
