@@ -94,6 +94,25 @@ avx512_len_ucs4(const uint32_t *src, size_t n, size_t *nsurr)
 
 /* ------------------------------------------------------- VBMI2 encoders */
 
+/* Below these lengths the VBMI2 encoders hand the input to the scalar
+ * loop.  Their one masked step has a fixed cost (a dependency chain of
+ * compare -> mask -> popcount -> compress -> masked store, about 13 ns
+ * even for one code point) that the scalar loop beats on a few code points
+ * and loses from about 8 on (bench/c/bench_kernels.c at n = 1..24 on Intel
+ * Xeon family 6 model 207, AVX-512 VBMI2: ns per code point, scalar /
+ * VBMI2 at 8 units: Latin-1 1.12 / 1.34, Cyrillic 2.07 / 1.71, CJK 2.84 /
+ * 1.86, emoji 2.16 / 2.23; at 11: Latin-1 1.00 / 0.87, CJK 2.92 / 1.56,
+ * emoji 1.38 / 1.21). */
+#ifndef U8P_VBMI2_MIN_UNITS_UCS1
+#define U8P_VBMI2_MIN_UNITS_UCS1 10
+#endif
+#ifndef U8P_VBMI2_MIN_UNITS_UCS2
+#define U8P_VBMI2_MIN_UNITS_UCS2 7
+#endif
+#ifndef U8P_VBMI2_MIN_UNITS_UCS4
+#define U8P_VBMI2_MIN_UNITS_UCS4 9
+#endif
+
 static inline uint64_t
 low_bits64(size_t k) /* k in 0..64 */
 {
@@ -141,6 +160,8 @@ vbmi2_enc_ucs1(const uint8_t *src, size_t n, uint8_t *dst)
 {
     uint8_t *d = dst;
     size_t i = 0;
+    if (n < U8P_VBMI2_MIN_UNITS_UCS1)
+        return u8p_scalar_enc_ucs1(src, n, dst);
     while (i < n) {
         size_t take = n - i < 32 ? n - i : 32, cnt;
         __mmask32 lanes = (__mmask32)low_bits64(take), big;
@@ -199,7 +220,7 @@ vbmi2_enc_ucs2(const uint16_t *src, size_t n, uint8_t *dst, size_t *done)
     const __m512i kD800 = _mm512_set1_epi32(0xD800);
     uint8_t *d = dst;
     size_t i = 0;
-    if (n < U8P_SIMD_MIN_UNITS)
+    if (n < U8P_VBMI2_MIN_UNITS_UCS2)
         return u8p_scalar_enc_ucs2(src, n, dst, done);
     while (i < n) {
         size_t take = n - i < 16 ? n - i : 16;
@@ -230,7 +251,7 @@ vbmi2_enc_ucs4(const uint32_t *src, size_t n, uint8_t *dst, size_t *done)
     const __m512i kD800 = _mm512_set1_epi32(0xD800);
     uint8_t *d = dst;
     size_t i = 0;
-    if (n < U8P_SIMD_MIN_UNITS)
+    if (n < U8P_VBMI2_MIN_UNITS_UCS4)
         return u8p_scalar_enc_ucs4(src, n, dst, done);
     while (i < n) {
         size_t take = n - i < 16 ? n - i : 16;
