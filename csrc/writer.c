@@ -170,10 +170,16 @@ writer_put_mutf8(WriterObject *w, const u8p_str *v)
 static inline void
 copy_body(uint8_t *dst, const void *src, Py_ssize_t n)
 {
-    if (n <= 32)
+    if (n <= 32) {
         u8p_copy_short(dst, (const uint8_t *)src, n);
-    else
+    }
+    else if (n <= 64) { /* two overlapping 32-byte copies */
+        u8p_copy_short(dst, (const uint8_t *)src, 32);
+        u8p_copy_short(dst + n - 32, (const uint8_t *)src + n - 32, 32);
+    }
+    else {
         memcpy(dst, src, (size_t)n);
+    }
 }
 
 W_HOT Py_ssize_t writer_put_view(WriterObject *w, const u8p_str *v);
@@ -364,8 +370,8 @@ writer_result(WriterObject *w, Py_ssize_t start, Py_ssize_t r)
     return res;
 }
 
-static PyObject *
-Writer_write_string(WriterObject *self, PyObject *s)
+W_COLD PyObject *
+writer_write_string_any(WriterObject *self, PyObject *s)
 {
     Py_ssize_t r, start = self->len;
     W_WAIT(self);
@@ -388,6 +394,36 @@ Writer_write_string(WriterObject *self, PyObject *s)
     return writer_result(self, start, r);
 }
 
+/*
+ * write_string.  The common call, a compact ASCII str of under 128 code
+ * points into a UTF-8 "varint" writer with room, no other thread in a
+ * GIL-free call and no batch under way, is done here in a small function
+ * (the small int for the result, which CPython keeps cached and so cannot
+ * fail, then the bytes and the length: about 40 instructions); every
+ * other call goes to writer_write_string_any, which does the same for all
+ * strs (one pass, prefix backfilled, counted when it must grow).
+ */
+static PyObject *
+Writer_write_string(WriterObject *self, PyObject *s)
+{
+    if (PyUnicode_CheckExact(s) && PyUnicode_IS_COMPACT_ASCII(s) &&
+        self->prefix == U8P_PFX_VARINT && self->enc == U8P_ENC_UTF8 &&
+        !self->busy && !self->nogil.held) {
+        const Py_ssize_t n = PyUnicode_GET_LENGTH(s);
+        if (n < 0x80 && n < self->cap - self->len) {
+            uint8_t *dst = self->buf + self->len;
+            PyObject *res = PyLong_FromSsize_t(n + 1);
+            if (res == NULL) /* not for a cached small int; kept for form */
+                return NULL;
+            dst[0] = (uint8_t)n;
+            copy_body(dst + 1, (const void *)((PyASCIIObject *)s + 1), n);
+            self->len += n + 1;
+            return res;
+        }
+    }
+    return writer_write_string_any(self, s);
+}
+
 /* Most UTF-8 bytes one code point of a (ready) str can take: 1 for ASCII,
  * 2, 3, 4 for UCS1, UCS2, UCS4 storage. */
 static inline Py_ssize_t
@@ -404,17 +440,20 @@ u8p_max_utf8_per_cp(PyObject *s)
 #define PRESIZE_MAX_BYTES ((Py_ssize_t)64 << 20)
 
 /*
- * For a list or tuple of str, from the str headers alone: the fewest and the
- * most bytes the batch can take (equal for ASCII).  If the writer must grow
+ * For the items of a list or tuple of str from index `from` on, from the str
+ * headers alone: the fewest and the most bytes they can take (equal for
+ * ASCII).  write_strings calls it lazily, at the first item whose worst case
+ * does not fit the free room (at once for a new writer; never for a reused
+ * writer with room for the batch, which then pays no walk over the headers).  If the writer must grow
  * anyway, it grows once for the worst case, so that every string then takes
  * the one-pass path.  Best effort: on anything unusual it does nothing and
  * the writes grow as they go.  Never raises.
  */
 static void
-writer_presize(WriterObject *w, PyObject *seq)
+writer_presize(WriterObject *w, PyObject *seq, Py_ssize_t from)
 {
-    Py_ssize_t i, n = PySequence_Fast_GET_SIZE(seq), body = 0, wbody = 0, worst = 0;
-    PyObject **items = PySequence_Fast_ITEMS(seq);
+    Py_ssize_t i, n = PySequence_Fast_GET_SIZE(seq) - from, body = 0, wbody = 0, worst = 0;
+    PyObject **items = PySequence_Fast_ITEMS(seq) + from;
     const u8p_prefix pf = w->prefix;
 
     if (n < PRESIZE_MIN_ITEMS || w->exports > 0)
@@ -476,7 +515,7 @@ Writer_write_strings(WriterObject *self, PyObject *items)
     self->busy = 1;
 
     if (PyList_CheckExact(items) || PyTuple_CheckExact(items)) {
-        writer_presize(self, items);
+        int presized = 0;
         /* Index the sequence directly; re-read the size each step since a
          * custom error handler could mutate a list. */
         for (idx = 0; idx < PySequence_Fast_GET_SIZE(items); idx++) {
@@ -484,6 +523,15 @@ Writer_write_strings(WriterObject *self, PyObject *items)
             Py_ssize_t r;
             Py_INCREF(item);
             if (PyUnicode_CheckExact(item)) {
+                /* the worst case of this item (4 bytes a code point and the
+                 * widest prefix) may not fit: size the rest now.  The raw
+                 * length field (a legacy str, not ready, only makes this
+                 * heuristic presize early; writer_presize stops on it). */
+                if (!presized && ((PyASCIIObject *)item)->length >=
+                                     (self->cap - self->len - U8P_PREFIX_MAX_BYTES) / 4) {
+                    presized = 1;
+                    writer_presize(self, items, idx);
+                }
                 r = writer_put_str(self, item, "");
             }
             else {
