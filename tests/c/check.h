@@ -24,6 +24,7 @@
 
 #include "guard.h"
 #include "kernels.h"
+#include "enc_short.h"
 #define U8P_WANT_ENC
 #include "tables.h"
 
@@ -34,7 +35,7 @@ static int check_ntables;
 static const u8p_kernels *check_levels[TT_MAX];
 static const char *check_level_names[TT_MAX];
 static int check_nlevels;
-static long check_failures, check_cases;
+static long check_failures, check_cases, check_short_cases;
 static guarded check_src, check_dst;
 static uint8_t *check_expect;
 static size_t check_cap; /* code points */
@@ -190,6 +191,26 @@ check_case(int kind, const void *units, size_t n, const char *label)
             }
         }
     }
+#if U8P_ENC_SHORT
+    /* the writer's branch-free short encoders (enc_short.h): exactly the
+     * room they document (3n + 1 for UCS2, 4n for UCS4) ending at the guard
+     * page; -1 iff the input holds a surrogate, else the reference bytes */
+    if (kind != 1 && n <= U8P_ENC_SHORT_MAX) {
+        size_t room = kind == 2 ? 3 * n + 1 : 4 * n;
+        uint8_t *dst = guarded_tail(&check_dst, room);
+        ptrdiff_t b;
+        guard_cur_level = "enc_short";
+        guard_cur_label = label;
+        b = kind == 2 ? u8p_enc_short_ucs2((const uint16_t *)src, n, dst)
+                      : u8p_enc_short_ucs4((const uint32_t *)src, n, dst);
+        check_short_cases++;
+        if ((b < 0) != (surr != 0))
+            check_fail("enc_short", kind, "enc", label, n, "refused (1) vs has a surrogate",
+                       b < 0, surr != 0);
+        else if (b >= 0 && ((size_t)b != out || memcmp(dst, check_expect, out) != 0))
+            check_fail("enc_short", kind, "enc", label, n, "bytes", (size_t)b, out);
+    }
+#endif
     return check_failures - before;
 }
 

@@ -323,5 +323,7 @@ main(void)
 
     printf("%ld cases x %d tables, %ld mismatches\n", check_cases, check_nlevels,
            check_failures);
+    printf("short branch-free encoders (writer, <= %d code points): %ld cases\n",
+           U8P_ENC_SHORT_MAX, check_short_cases);
     return check_failures ? 1 : 0;
 }
