@@ -173,20 +173,22 @@ EDGE_CPS = ("\x7f", "\x80", "\xff", "\u0100", "\u07ff", "\u0800", "\ud7ff", "\ue
             "\U00010000", "\U0010ffff")
 
 
-@pytest.mark.parametrize("kind", ["ucs2", "ucs4"])
-def test_short_wide_every_edge_code_point_everywhere(kind):
-    """The branch-free short UCS2/UCS4 encoders (kernels/enc_short.h) pick
-    each code point's length from compares at 0x80, 0x800 and 0x10000: every
-    code point at such an edge, at every position of strings of 1-45 code
-    points, one call and batch, byte-exact against CPython."""
-    for n in range(1, 46):
+@pytest.mark.parametrize("kind", ["ucs1", "ucs2", "ucs4"])
+def test_short_every_edge_code_point_everywhere(kind):
+    """The branch-free short encoders (kernels/enc_short.h) pick each code
+    point's length from compares at 0x80, 0x800 and 0x10000: every code
+    point at such an edge, at every position of strings of 1-66 code points
+    (across each kind's cut-off: 63, 42, 31), one call and batch, byte-exact
+    against CPython."""
+    top = {"ucs1": "\xff", "ucs2": "\uffff", "ucs4": "\U0010ffff"}[kind]
+    for n in range(1, 67):
         base = texts(kind, n)
         for edge in EDGE_CPS:
-            if kind == "ucs2" and edge > "\uffff":
+            if edge > top:
                 continue
             for i in range(n):
                 s = base[:i] + edge + base[i + 1:]
-                w = utf8pfx.BufferWriter(256)
+                w = utf8pfx.BufferWriter(1024)
                 assert w.write_string(s) == len(ref(s, "strict"))
                 w.write_strings([s, s])
                 assert w.getvalue() == ref(s, "strict") * 3, (s, i)

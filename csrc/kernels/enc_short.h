@@ -1,6 +1,6 @@
 /*
- * Short UCS2 and UCS4 bodies without a branch per code point (pure C, no
- * Python.h; inline into the writer).
+ * Short UCS1, UCS2 and UCS4 bodies without a branch per code point (pure C,
+ * no Python.h; inline into the writer).
  *
  * A name of a dozen code points that mixes 1-, 2- and 3-byte sequences
  * (Cyrillic or Greek words and spaces, CJK and ASCII digits) makes the
@@ -34,8 +34,28 @@
 #endif
 
 /* Strings of at most this many code points take these encoders (every
- * UCS2 body then fits a one-byte VInt: 3 * 42 = 126). */
+ * UCS2 body then fits a one-byte VInt: 3 * 42 = 126; UCS1 and UCS4 bodies
+ * from 63 and 31 code points). */
 #define U8P_ENC_SHORT_MAX 42
+#define U8P_ENC_SHORT_MAX_UCS1 63
+#define U8P_ENC_SHORT_MAX_UCS4 31
+
+/* n Latin-1 code points -> UTF-8 at dst (room: 2 * n, the worst case);
+ * the bytes written.  Each writes both bytes it could take and advances by
+ * 1 + (c >> 7).  Byte stores: any byte order. */
+static inline ptrdiff_t
+u8p_enc_short_ucs1(const uint8_t *src, size_t n, uint8_t *dst)
+{
+    uint8_t *d = dst;
+    size_t i;
+    for (i = 0; i < n; i++) {
+        unsigned c = src[i];
+        d[0] = (uint8_t)(c < 0x80 ? c : 0xC0 | (c >> 6));
+        d[1] = (uint8_t)(0x80 | (c & 0x3F));
+        d += 1 + (c >> 7);
+    }
+    return (ptrdiff_t)(d - dst);
+}
 
 #if U8P_ENC_SHORT
 static inline uint32_t

@@ -191,18 +191,25 @@ check_case(int kind, const void *units, size_t n, const char *label)
             }
         }
     }
-#if U8P_ENC_SHORT
     /* the writer's branch-free short encoders (enc_short.h): exactly the
-     * room they document (3n + 1 for UCS2, 4n for UCS4) ending at the guard
-     * page; -1 iff the input holds a surrogate, else the reference bytes */
-    if (kind != 1 && n <= U8P_ENC_SHORT_MAX) {
-        size_t room = kind == 2 ? 3 * n + 1 : 4 * n;
+     * room they document (2n for UCS1, 3n + 1 for UCS2, 4n for UCS4) ending
+     * at the guard page; -1 iff the input holds a surrogate, else the
+     * reference bytes */
+    if (n <= (kind == 1 ? U8P_ENC_SHORT_MAX_UCS1 : kind == 2 ? U8P_ENC_SHORT_MAX
+                                                              : U8P_ENC_SHORT_MAX_UCS4) &&
+        (kind == 1 || U8P_ENC_SHORT)) {
+        size_t room = kind == 1 ? 2 * n : kind == 2 ? 3 * n + 1 : 4 * n;
         uint8_t *dst = guarded_tail(&check_dst, room);
-        ptrdiff_t b;
+        ptrdiff_t b = -1;
         guard_cur_level = "enc_short";
         guard_cur_label = label;
-        b = kind == 2 ? u8p_enc_short_ucs2((const uint16_t *)src, n, dst)
-                      : u8p_enc_short_ucs4((const uint32_t *)src, n, dst);
+        if (kind == 1)
+            b = u8p_enc_short_ucs1((const uint8_t *)src, n, dst);
+#if U8P_ENC_SHORT
+        else
+            b = kind == 2 ? u8p_enc_short_ucs2((const uint16_t *)src, n, dst)
+                          : u8p_enc_short_ucs4((const uint32_t *)src, n, dst);
+#endif
         check_short_cases++;
         if ((b < 0) != (surr != 0))
             check_fail("enc_short", kind, "enc", label, n, "refused (1) vs has a surrogate",
@@ -210,7 +217,6 @@ check_case(int kind, const void *units, size_t n, const char *label)
         else if (b >= 0 && ((size_t)b != out || memcmp(dst, check_expect, out) != 0))
             check_fail("enc_short", kind, "enc", label, n, "bytes", (size_t)b, out);
     }
-#endif
     return check_failures - before;
 }
 
