@@ -550,11 +550,24 @@ Writer_write_strings(WriterObject *self, PyObject *items)
 
     if (PyList_CheckExact(items) || PyTuple_CheckExact(items)) {
         int presized = 0;
+        const int fast = self->prefix == U8P_PFX_VARINT && self->enc == U8P_ENC_UTF8;
         /* Index the sequence directly; re-read the size each step since a
          * custom error handler could mutate a list. */
         for (idx = 0; idx < PySequence_Fast_GET_SIZE(items); idx++) {
             PyObject *item = PySequence_Fast_GET_ITEM(items, idx);
             Py_ssize_t r;
+            if (fast && PyUnicode_CheckExact(item) && PyUnicode_IS_COMPACT_ASCII(item)) {
+                /* write_string's common case, as its fast path does it (no
+                 * Python code runs: no reference needs holding) */
+                const Py_ssize_t n = PyUnicode_GET_LENGTH(item);
+                if (n < 0x80 && n < self->cap - self->len) {
+                    uint8_t *dst = self->buf + self->len;
+                    dst[0] = (uint8_t)n;
+                    copy_body(dst + 1, (const void *)((PyASCIIObject *)item + 1), n);
+                    self->len += n + 1;
+                    continue;
+                }
+            }
             Py_INCREF(item);
             if (PyUnicode_CheckExact(item)) {
                 /* the worst case of this item (4 bytes a code point and the
