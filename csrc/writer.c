@@ -432,8 +432,9 @@ writer_write_string_any(WriterObject *self, PyObject *s)
  * points into a UTF-8 "varint" writer with room, no other thread in a
  * GIL-free call and no batch under way, is done here in a small function
  * (the small int for the result, which CPython keeps cached and so cannot
- * fail, then the bytes and the length: 48 instructions under callgrind for
- * a 10-byte name, against 93 for the general path); every
+ * fail, then the bytes and the length: 57 instructions a name under
+ * callgrind, over the ASCII corpus names, against 82 through the general
+ * path); every
  * other call goes to writer_write_string_any, which does the same for all
  * strs (one pass, prefix backfilled, counted when it must grow).
  */
