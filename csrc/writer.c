@@ -252,7 +252,8 @@ writer_put_view(WriterObject *w, const u8p_str *vp)
      * without a branch per code point (kernels/enc_short.h) when the room
      * those encoders need is free; a surrogate sends it on to the kernels
      * and handlers */
-    if (pf == U8P_PFX_VARINT && v.n * 4 + 2 <= w->cap - w->len) {
+    if (pf == U8P_PFX_VARINT && v.n <= U8P_ENC_SHORT_MAX_UCS1 &&
+        v.n * 4 + 2 <= w->cap - w->len) {
         ptrdiff_t b = -1;
         dst = w->buf + w->len;
         if (v.kind == PyUnicode_1BYTE_KIND) {
@@ -434,9 +435,9 @@ writer_write_string_any(WriterObject *self, PyObject *s)
  * (the small int for the result, which CPython keeps cached and so cannot
  * fail, then the bytes and the length: 57 instructions a name under
  * callgrind, over the ASCII corpus names, against 82 through the general
- * path); every
- * other call goes to writer_write_string_any, which does the same for all
- * strs (one pass, prefix backfilled, counted when it must grow).
+ * path); every other call goes to writer_write_string_any, which does the
+ * same for all strs (one pass, prefix backfilled, counted when it must
+ * grow).
  */
 static PyObject *
 Writer_write_string(WriterObject *self, PyObject *s)
@@ -479,8 +480,9 @@ u8p_max_utf8_per_cp(PyObject *s)
  * headers alone: the fewest and the most bytes they can take (equal for
  * ASCII).  write_strings calls it lazily, at the first item whose worst case
  * does not fit the free room (at once for a new writer; never for a reused
- * writer with room for the batch, which then pays no walk over the headers).  If the writer must grow
- * anyway, it grows once for the worst case, so that every string then takes
+ * writer with room for the batch, which then pays no walk over the
+ * headers).  If the writer must grow anyway, it grows once for the worst
+ * case, so that every string then takes
  * the one-pass path.  Best effort: on anything unusual it does nothing and
  * the writes grow as they go.  Never raises.
  */
