@@ -28,7 +28,6 @@
  *              to finish (W_WAIT), so no other thread sees it half done.
  */
 #include "writer.h"
-#include "kernels/enc_short.h"
 
 /* Every entry point starts here: waits (GIL released) while another thread
  * runs a GIL-free write_string on this writer. */
@@ -247,34 +246,6 @@ writer_put_view(WriterObject *w, const u8p_str *vp)
         return u8p_writer_put_body(w, v.data, v.n);
     }
 
-    /* a short UCS1 (<= 63), UCS2 (<= 42) or UCS4 (<= 31) str under
-     * "varint": its body takes a one-byte prefix whatever it holds; encoded
-     * without a branch per code point (kernels/enc_short.h) when the room
-     * those encoders need is free; a surrogate sends it on to the kernels
-     * and handlers */
-    if (pf == U8P_PFX_VARINT && v.n <= U8P_ENC_SHORT_MAX_UCS1 &&
-        v.n * 4 + 2 <= w->cap - w->len) {
-        ptrdiff_t b = -1;
-        dst = w->buf + w->len;
-        if (v.kind == PyUnicode_1BYTE_KIND) {
-            if (v.n <= U8P_ENC_SHORT_MAX_UCS1)
-                b = u8p_enc_short_ucs1((const uint8_t *)v.data, (size_t)v.n, dst + 1);
-        }
-#if U8P_ENC_SHORT
-        else if (v.kind == PyUnicode_2BYTE_KIND) {
-            if (v.n <= U8P_ENC_SHORT_MAX)
-                b = u8p_enc_short_ucs2((const uint16_t *)v.data, (size_t)v.n, dst + 1);
-        }
-        else if (v.n <= U8P_ENC_SHORT_MAX_UCS4) {
-            b = u8p_enc_short_ucs4((const uint32_t *)v.data, (size_t)v.n, dst + 1);
-        }
-#endif
-        if (b >= 0) {
-            dst[0] = (uint8_t)b;
-            w->len += 1 + b;
-            return 1 + b;
-        }
-    }
     maxb = u8p_max_bytes_per_cp(&v);
     if (v.n <= (PY_SSIZE_T_MAX - U8P_PREFIX_MAX_BYTES) / maxb) {
         Py_ssize_t worst = v.n * maxb;

@@ -175,11 +175,10 @@ EDGE_CPS = ("\x7f", "\x80", "\xff", "\u0100", "\u07ff", "\u0800", "\ud7ff", "\ue
 
 @pytest.mark.parametrize("kind", ["ucs1", "ucs2", "ucs4"])
 def test_short_every_edge_code_point_everywhere(kind):
-    """The branch-free short encoders (kernels/enc_short.h) pick each code
-    point's length from compares at 0x80, 0x800 and 0x10000: every code
-    point at such an edge, at every position of strings of 1-66 code points
-    (across each kind's cut-off: 63, 42, 31), one call and batch, byte-exact
-    against CPython."""
+    """Every code point at an edge of the UTF-8 lengths (0x80, 0x800,
+    0x10000) or of the storage kinds, at every position of strings of 1-66
+    code points (across the kernels' short cut-offs), one call and batch,
+    byte-exact against CPython."""
     top = {"ucs1": "\xff", "ucs2": "\uffff", "ucs4": "\U0010ffff"}[kind]
     for n in range(1, 67):
         base = texts(kind, n)

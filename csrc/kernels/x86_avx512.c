@@ -96,21 +96,26 @@ avx512_len_ucs4(const uint32_t *src, size_t n, size_t *nsurr)
 
 /* Below these lengths the VBMI2 encoders hand the input to the scalar
  * loop.  Their one masked step has a fixed cost (a dependency chain of
- * compare -> mask -> popcount -> compress -> masked store, about 13 ns
- * even for one code point) that the scalar loop beats on a few code points
- * and loses from about 8 on (bench/c/bench_kernels.c at n = 1..24 on Intel
- * Xeon family 6 model 207, AVX-512 VBMI2: ns per code point, scalar /
- * VBMI2 at 8 units: Latin-1 1.12 / 1.34, Cyrillic 2.07 / 1.71, CJK 2.84 /
- * 1.86, emoji 2.16 / 2.23; at 11: Latin-1 1.00 / 0.87, CJK 2.92 / 1.56,
- * emoji 1.38 / 1.21). */
+ * compare -> mask -> popcount -> compress -> masked store) that the scalar
+ * loop beats on a handful of code points.  Measured with
+ * bench/c/bench_kernels.c at n = 4..16, every cut-off at 1, on an idle
+ * Intel Xeon (family 6 model 207, AVX-512 VBMI2), ns per code point,
+ * VBMI2 / scalar: Cyrillic n=4 3.14 / 2.96, n=5 2.43 / 3.00, n=8 1.76 /
+ * 2.07; CJK n=4 3.23 / 2.82, n=5 2.60 / 3.40; emoji n=6 1.80 / 1.75, n=7
+ * 1.78 / 2.03, n=9 1.06 / 1.36; Latin-1 within noise of each other from 5
+ * to 10 (0.98 / 0.92 at 10, 0.91 / 1.05 at 11), and the writer's UCS1
+ * names ran 9 % faster without a cut-off than with one at 10.  UCS4 keeps
+ * 16: the corpus's UCS4 names (mostly letters around one emoji) ran 12-20 %
+ * slower in write_strings with the cut-off at 7, where the scalar loop's
+ * branches are predictable. */
 #ifndef U8P_VBMI2_MIN_UNITS_UCS1
-#define U8P_VBMI2_MIN_UNITS_UCS1 10
+#define U8P_VBMI2_MIN_UNITS_UCS1 1
 #endif
 #ifndef U8P_VBMI2_MIN_UNITS_UCS2
-#define U8P_VBMI2_MIN_UNITS_UCS2 7
+#define U8P_VBMI2_MIN_UNITS_UCS2 5
 #endif
 #ifndef U8P_VBMI2_MIN_UNITS_UCS4
-#define U8P_VBMI2_MIN_UNITS_UCS4 9
+#define U8P_VBMI2_MIN_UNITS_UCS4 16
 #endif
 
 static inline uint64_t

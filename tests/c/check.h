@@ -24,7 +24,6 @@
 
 #include "guard.h"
 #include "kernels.h"
-#include "enc_short.h"
 #define U8P_WANT_ENC
 #include "tables.h"
 
@@ -35,7 +34,7 @@ static int check_ntables;
 static const u8p_kernels *check_levels[TT_MAX];
 static const char *check_level_names[TT_MAX];
 static int check_nlevels;
-static long check_failures, check_cases, check_short_cases;
+static long check_failures, check_cases;
 static guarded check_src, check_dst;
 static uint8_t *check_expect;
 static size_t check_cap; /* code points */
@@ -190,32 +189,6 @@ check_case(int kind, const void *units, size_t n, const char *label)
                 break;
             }
         }
-    }
-    /* the writer's branch-free short encoders (enc_short.h): exactly the
-     * room they document (2n for UCS1, 3n + 1 for UCS2, 4n for UCS4) ending
-     * at the guard page; -1 iff the input holds a surrogate, else the
-     * reference bytes */
-    if (n <= (kind == 1 ? U8P_ENC_SHORT_MAX_UCS1 : kind == 2 ? U8P_ENC_SHORT_MAX
-                                                              : U8P_ENC_SHORT_MAX_UCS4) &&
-        (kind == 1 || U8P_ENC_SHORT)) {
-        size_t room = kind == 1 ? 2 * n : kind == 2 ? 3 * n + 1 : 4 * n;
-        uint8_t *dst = guarded_tail(&check_dst, room);
-        ptrdiff_t b = -1;
-        guard_cur_level = "enc_short";
-        guard_cur_label = label;
-        if (kind == 1)
-            b = u8p_enc_short_ucs1((const uint8_t *)src, n, dst);
-#if U8P_ENC_SHORT
-        else
-            b = kind == 2 ? u8p_enc_short_ucs2((const uint16_t *)src, n, dst)
-                          : u8p_enc_short_ucs4((const uint32_t *)src, n, dst);
-#endif
-        check_short_cases++;
-        if ((b < 0) != (surr != 0))
-            check_fail("enc_short", kind, "enc", label, n, "refused (1) vs has a surrogate",
-                       b < 0, surr != 0);
-        else if (b >= 0 && ((size_t)b != out || memcmp(dst, check_expect, out) != 0))
-            check_fail("enc_short", kind, "enc", label, n, "bytes", (size_t)b, out);
     }
     return check_failures - before;
 }
