@@ -84,51 +84,6 @@ def test_short_ascii_every_preset(prefix):
         assert w.getvalue() == utf8pfx.encode(s, prefix=prefix)
 
 
-@pytest.mark.parametrize("errors", ["strict", "replace", "surrogateescape"])
-def test_reader_short_payloads_every_high_byte_position(errors):
-    """The reader's inline ASCII check (overlapping loads, payloads <= 32
-    bytes) must see a byte >= 0x80 at every position: valid 2-byte
-    sequences decode, invalid bytes raise or go to the handler exactly as
-    bytes.decode does."""
-    for n in range(0, 41):
-        base = bytes(b"abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGH"[:n])
-        cases = [base]
-        for i in range(n):
-            cases.append(base[:i] + b"\xff" + base[i + 1:])
-            if i + 1 < n:
-                cases.append(base[:i] + "é".encode() + base[i + 2:])
-        for payload in cases:
-            blob = vint(len(payload)) + payload + b"\x01z"
-            r = utf8pfx.BufferReader(blob, errors=errors)
-            try:
-                want = payload.decode("utf-8", errors)
-            except UnicodeDecodeError as ce:
-                with pytest.raises(UnicodeDecodeError) as ei:
-                    r.read_string()
-                assert (ei.value.start, ei.value.end) == (ce.start, ce.end)
-                assert r.position == 0
-                continue
-            assert r.read_string() == want
-            assert r.read_string() == "z"
-            assert utf8pfx.BufferReader(blob, errors=errors).read_strings() == [want, "z"]
-
-
-# --- the reader's one-pass decoder for payloads of up to 64 bytes --------------
-
-EDGES = [  # valid at the edges of each sequence length, and the nearest invalid
-    "\x7f".encode(), "\x80".encode(), "\xff".encode(), "\u07ff".encode(), "\u0800".encode(),
-    "\ud7ff".encode(), "\ue000".encode(), "\uffff".encode(), "\U00010000".encode(),
-    "\U0010ffff".encode(),
-    b"\xed\xa0\x80", b"\xed\xbf\xbf",            # surrogates (surrogatepass takes them)
-    b"\xc0\x80", b"\xc1\xbf", b"\xe0\x80\x80", b"\xe0\x9f\xbf",  # overlong
-    b"\xf0\x80\x80\x80", b"\xf0\x8f\xbf\xbf",
-    b"\xf4\x90\x80\x80", b"\xf5\x80\x80\x80", b"\xff",           # above U+10FFFF
-    b"\x80", b"\xbf", b"\xc3", b"\xe4\xb8", b"\xf0\x9f\x98",     # stray, truncated
-    b"\xc3\x28", b"\xe4\x28\xad", b"\xf0\x9f\x28\x80",           # bad continuation
-]
-FILLS = ("ab", "é", "ж", "中", "😀", "aé中😀ж")
-
-
 def _check_payload(payload, errors):
     blob = vint(len(payload)) + payload + b"\x01z"
     r = utf8pfx.BufferReader(blob, errors=errors)
@@ -147,6 +102,41 @@ def _check_payload(payload, errors):
     if len(want) == 1 and ord(want) < 256:  # CPython's shared 1-char strs
         assert got is want
     assert r.read_string() == "z"
+    assert utf8pfx.BufferReader(blob, errors=errors).read_strings() == [want, "z"]
+
+
+
+@pytest.mark.parametrize("errors", ["strict", "replace", "surrogateescape"])
+def test_reader_short_payloads_every_high_byte_position(errors):
+    """The reader's inline ASCII check (overlapping loads, payloads <= 32
+    bytes) must see a byte >= 0x80 at every position: valid 2-byte
+    sequences decode, invalid bytes raise or go to the handler exactly as
+    bytes.decode does."""
+    for n in range(0, 41):
+        base = bytes(b"abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGH"[:n])
+        cases = [base]
+        for i in range(n):
+            cases.append(base[:i] + b"\xff" + base[i + 1:])
+            if i + 1 < n:
+                cases.append(base[:i] + "é".encode() + base[i + 2:])
+        for payload in cases:
+            _check_payload(payload, errors)
+
+
+# --- the reader's one-pass decoder for payloads of up to 64 bytes --------------
+
+EDGES = [  # valid at the edges of each sequence length, and the nearest invalid
+    "\x7f".encode(), "\x80".encode(), "\xff".encode(), "\u07ff".encode(), "\u0800".encode(),
+    "\ud7ff".encode(), "\ue000".encode(), "\uffff".encode(), "\U00010000".encode(),
+    "\U0010ffff".encode(),
+    b"\xed\xa0\x80", b"\xed\xbf\xbf",            # surrogates (surrogatepass takes them)
+    b"\xc0\x80", b"\xc1\xbf", b"\xe0\x80\x80", b"\xe0\x9f\xbf",  # overlong
+    b"\xf0\x80\x80\x80", b"\xf0\x8f\xbf\xbf",
+    b"\xf4\x90\x80\x80", b"\xf5\x80\x80\x80", b"\xff",           # above U+10FFFF
+    b"\x80", b"\xbf", b"\xc3", b"\xe4\xb8", b"\xf0\x9f\x98",     # stray, truncated
+    b"\xc3\x28", b"\xe4\x28\xad", b"\xf0\x9f\x28\x80",           # bad continuation
+]
+FILLS = ("ab", "é", "ж", "中", "😀", "aé中😀ж")
 
 
 @pytest.mark.parametrize("errors", ["strict", "surrogatepass", "surrogateescape", "replace",
