@@ -105,7 +105,6 @@ def _check_payload(payload, errors):
     assert utf8pfx.BufferReader(blob, errors=errors).read_strings() == [want, "z"]
 
 
-
 @pytest.mark.parametrize("errors", ["strict", "replace", "surrogateescape"])
 def test_reader_short_payloads_every_high_byte_position(errors):
     """The reader's inline ASCII check (overlapping loads, payloads <= 32
