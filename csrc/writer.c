@@ -187,6 +187,27 @@ copy_body(uint8_t *dst, const void *src, Py_ssize_t n)
     }
 }
 
+/* The common short case, shared by write_string's and write_strings' fast
+ * paths: a compact ASCII str of under 128 characters into a UTF-8 "varint"
+ * writer with room for it (the caller checks the writer's format once).
+ * Writes the prefix byte and the body and returns the bytes appended, or 0
+ * (nothing written) for any other str.  Runs no Python code. */
+W_HOT Py_ssize_t
+writer_put_short_ascii(WriterObject *w, PyObject *s)
+{
+    if (PyUnicode_CheckExact(s) && PyUnicode_IS_COMPACT_ASCII(s)) {
+        const Py_ssize_t n = PyUnicode_GET_LENGTH(s);
+        if (n < 0x80 && n < w->cap - w->len) {
+            uint8_t *dst = w->buf + w->len;
+            dst[0] = (uint8_t)n;
+            copy_body(dst + 1, (const void *)((PyASCIIObject *)s + 1), n);
+            w->len += n + 1;
+            return n + 1;
+        }
+    }
+    return 0;
+}
+
 W_HOT Py_ssize_t writer_put_view(WriterObject *w, const u8p_str *v);
 
 W_HOT Py_ssize_t
@@ -403,8 +424,8 @@ writer_write_string_any(WriterObject *self, PyObject *s)
  * write_string.  The common call, a compact ASCII str of under 128 code
  * points into a UTF-8 "varint" writer with room, no other thread in a
  * GIL-free call and no batch under way, is done here in a small function
- * (the small int for the result, which CPython keeps cached and so cannot
- * fail, then the bytes and the length: 57 instructions a name under
+ * (writer_put_short_ascii, then the result int, whose failure takes the
+ * write back as every write's does: 57 instructions a name under
  * callgrind, over the ASCII corpus names, against 82 through the general
  * path); every other call goes to writer_write_string_any, which does the
  * same for all strs (one pass, prefix backfilled, counted when it must
@@ -413,20 +434,11 @@ writer_write_string_any(WriterObject *self, PyObject *s)
 static PyObject *
 Writer_write_string(WriterObject *self, PyObject *s)
 {
-    if (PyUnicode_CheckExact(s) && PyUnicode_IS_COMPACT_ASCII(s) &&
-        self->prefix == U8P_PFX_VARINT && self->enc == U8P_ENC_UTF8 &&
-        !self->busy && !self->nogil.held) {
-        const Py_ssize_t n = PyUnicode_GET_LENGTH(s);
-        if (n < 0x80 && n < self->cap - self->len) {
-            uint8_t *dst = self->buf + self->len;
-            PyObject *res = PyLong_FromSsize_t(n + 1);
-            if (res == NULL) /* not for a cached small int; kept for form */
-                return NULL;
-            dst[0] = (uint8_t)n;
-            copy_body(dst + 1, (const void *)((PyASCIIObject *)s + 1), n);
-            self->len += n + 1;
-            return res;
-        }
+    if (self->prefix == U8P_PFX_VARINT && self->enc == U8P_ENC_UTF8 && !self->busy &&
+        !self->nogil.held) {
+        Py_ssize_t start = self->len, r = writer_put_short_ascii(self, s);
+        if (r > 0)
+            return writer_result(self, start, r);
     }
     return writer_write_string_any(self, s);
 }
@@ -453,9 +465,9 @@ u8p_max_utf8_per_cp(PyObject *s)
  * does not fit the free room (at once for a new writer; never for a reused
  * writer with room for the batch, which then pays no walk over the
  * headers).  If the writer must grow anyway, it grows once for the worst
- * case, so that every string then takes
- * the one-pass path.  Best effort: on anything unusual it does nothing and
- * the writes grow as they go.  Never raises.
+ * case, so that every string then takes the one-pass path.  Best effort: on
+ * anything unusual it does nothing and the writes grow as they go.  Never
+ * raises.
  */
 static void
 writer_presize(WriterObject *w, PyObject *seq, Py_ssize_t from)
@@ -530,18 +542,10 @@ Writer_write_strings(WriterObject *self, PyObject *items)
         for (idx = 0; idx < PySequence_Fast_GET_SIZE(items); idx++) {
             PyObject *item = PySequence_Fast_GET_ITEM(items, idx);
             Py_ssize_t r;
-            if (fast && PyUnicode_CheckExact(item) && PyUnicode_IS_COMPACT_ASCII(item)) {
-                /* write_string's common case, as its fast path does it (no
-                 * Python code runs: no reference needs holding) */
-                const Py_ssize_t n = PyUnicode_GET_LENGTH(item);
-                if (n < 0x80 && n < self->cap - self->len) {
-                    uint8_t *dst = self->buf + self->len;
-                    dst[0] = (uint8_t)n;
-                    copy_body(dst + 1, (const void *)((PyASCIIObject *)item + 1), n);
-                    self->len += n + 1;
-                    continue;
-                }
-            }
+            /* write_string's common case (no Python code runs: no
+             * reference needs holding) */
+            if (fast && writer_put_short_ascii(self, item) > 0)
+                continue;
             Py_INCREF(item);
             if (PyUnicode_CheckExact(item)) {
                 /* the worst case of this item (4 bytes a code point and the

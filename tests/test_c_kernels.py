@@ -36,7 +36,7 @@ HARNESSES = [("test_kernels.c", " 0 mismatches"), ("test_decode_kernels.c", ": 0
 
 
 SMALL = ["-DU8P_SIMD_MIN_UNITS=1", "-DU8P_X86_MIN_UNITS_UCS2=1", "-DU8P_SSE_MIN_UNITS_UCS4=1",
-         "-DU8P_VBMI2_MIN_UNITS_UCS1=1", "-DU8P_VBMI2_MIN_UNITS_UCS2=1", "-DU8P_VBMI2_MIN_UNITS_UCS4=1"]
+         "-DU8P_VBMI2_MIN_UNITS_UCS2=1", "-DU8P_VBMI2_MIN_UNITS_UCS4=1"]
 
 
 def _flags(mode):

@@ -69,9 +69,9 @@ MUTANTS = [
      "views allowed in the middle of write_strings"),
     ("M22", "csrc/kernels/decode_short.h", "(c == 0xED && c1 > 0x9F))", "(c == 0xED && c1 > 0xBF))",
      "short one-pass decoder takes surrogates under strict"),
-    ("M23", "csrc/writer.c", "                if (n < 0x80 && n < self->cap - self->len) {\n                    uint8_t *dst",
-     "                if (n < 0x80 && n <= self->cap - self->len) {\n                    uint8_t *dst",
-     "write_strings' ASCII fast path: room check one byte short"),
+    ("M23", "csrc/writer.c", "        if (n < 0x80 && n < w->cap - w->len) {\n            uint8_t *dst",
+     "        if (n < 0x80 && n <= w->cap - w->len) {\n            uint8_t *dst",
+     "short-ASCII fast path: room check one byte short"),
 ]
 
 SUBSET = ["tests/test_writer_errors.py", "tests/test_gaps.py", "tests/test_writer_growth.py",

@@ -104,13 +104,11 @@ avx512_len_ucs4(const uint32_t *src, size_t n, size_t *nsurr)
  * 2.07; CJK n=4 3.23 / 2.82, n=5 2.60 / 3.40; emoji n=6 1.80 / 1.75, n=7
  * 1.78 / 2.03, n=9 1.06 / 1.36; Latin-1 within noise of each other from 5
  * to 10 (0.98 / 0.92 at 10, 0.91 / 1.05 at 11), and the writer's UCS1
- * names ran 9 % faster without a cut-off than with one at 10.  UCS4 keeps
+ * names ran 9 % faster without a cut-off than with one at 10: the UCS1
+ * encoder has none.  UCS4 keeps
  * 16: the corpus's UCS4 names (mostly letters around one emoji) ran 12-20 %
  * slower in write_strings with the cut-off at 7, where the scalar loop's
  * branches are predictable. */
-#ifndef U8P_VBMI2_MIN_UNITS_UCS1
-#define U8P_VBMI2_MIN_UNITS_UCS1 1
-#endif
 #ifndef U8P_VBMI2_MIN_UNITS_UCS2
 #define U8P_VBMI2_MIN_UNITS_UCS2 5
 #endif
@@ -165,8 +163,6 @@ vbmi2_enc_ucs1(const uint8_t *src, size_t n, uint8_t *dst)
 {
     uint8_t *d = dst;
     size_t i = 0;
-    if (n < U8P_VBMI2_MIN_UNITS_UCS1)
-        return u8p_scalar_enc_ucs1(src, n, dst);
     while (i < n) {
         size_t take = n - i < 32 ? n - i : 32, cnt;
         __mmask32 lanes = (__mmask32)low_bits64(take), big;

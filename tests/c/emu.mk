@@ -27,7 +27,7 @@ EMU_FLAGS := -march=x86-64 -mtune=generic -Wno-psabi -DU8P_EMULATED=1 \
 # the *-small builds move the kernels' short-input cut-offs (below which a
 # SIMD encoder hands the whole input to the scalar loop) down to 1, so the
 # SIMD code runs at every length the harness tries, not only from 16-48 up
-SMALL_FLAGS := -DU8P_SIMD_MIN_UNITS=1 -DU8P_X86_MIN_UNITS_UCS2=1 -DU8P_SSE_MIN_UNITS_UCS4=1 -DU8P_VBMI2_MIN_UNITS_UCS1=1 -DU8P_VBMI2_MIN_UNITS_UCS2=1 -DU8P_VBMI2_MIN_UNITS_UCS4=1
+SMALL_FLAGS := -DU8P_SIMD_MIN_UNITS=1 -DU8P_X86_MIN_UNITS_UCS2=1 -DU8P_SSE_MIN_UNITS_UCS4=1 -DU8P_VBMI2_MIN_UNITS_UCS2=1 -DU8P_VBMI2_MIN_UNITS_UCS4=1
 VBUILD := build
 KNAMES := $(patsubst $(ROOT)/csrc/kernels/%.c,%,$(KSRC))
 HARNESS_HDR := check.h guard.h tables.h
