@@ -425,7 +425,7 @@ writer_write_string_any(WriterObject *self, PyObject *s)
  * points into a UTF-8 "varint" writer with room, no other thread in a
  * GIL-free call and no batch under way, is done here in a small function
  * (writer_put_short_ascii, then the result int, whose failure takes the
- * write back as every write's does: 57 instructions a name under
+ * write back as every write's does: 52 instructions a name under
  * callgrind, over the ASCII corpus names, against 82 through the general
  * path); every other call goes to writer_write_string_any, which does the
  * same for all strs (one pass, prefix backfilled, counted when it must
