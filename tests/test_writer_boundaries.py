@@ -225,3 +225,40 @@ def _check_counter(s, errors):
         w = BufferWriter(cap, errors=errors)
         assert w.write_string(s) == len(expected)
         assert w.getvalue() == expected
+
+
+# -- long UCS4: the 64-code-point rounds of the AVX-512 encoder ----------------
+
+def _ucs4_text(n):
+    """n code points of every UTF-8 length in runs that cross 16- and
+    64-code-point edges: ASCII words, Cyrillic, CJK, emoji, U+0000 and the
+    extremes of each length."""
+    tokens = ("word ", "\u0436\u0438\u0437\u043d\u044c ", "\u6f22\u5b57 ", "\U0001F600",
+              "\x00", "\x7f\x80", "\u07ff\u0800", "\uffff\U00010000", "\U0010ffff ")
+    out, i = [], 0
+    while sum(map(len, out)) < n:
+        out.append(tokens[i % len(tokens)] * (1 + i % 4))
+        i += 1
+    return "".join(out)[:n]
+
+
+@pytest.mark.parametrize("errors", ["strict", "surrogatepass", "replace", "surrogateescape"])
+def test_long_ucs4_surrogate_at_every_position(kernels, errors):
+    """A lone surrogate at each of 200 positions of a 200-code-point UCS4
+    str (the encoder stops a round of 64 at it and hands the rest to its
+    careful loop), from every starting capacity: CPython's bytes, or its
+    exception with the writer unchanged."""
+    base = _ucs4_text(200)
+    assert kind_of(base) == "ucs4"
+    for p in range(len(base)):
+        check_string(base[:p] + "\udc80" + base[p + 1:], errors)
+
+
+@pytest.mark.parametrize("n", [63, 64, 65, 127, 128, 129, 1000, 8192])
+def test_long_ucs4_mixed_text(kernels, n):
+    """Every UTF-8 length in runs across the rounds' edges, and the same
+    text all ASCII except one astral code point (the encoder's ASCII
+    step), against CPython."""
+    check_string(_ucs4_text(n))
+    for p in (0, n // 2, n - 1):
+        check_string("a" * p + "\U0001F600" + "b" * (n - p - 1))

@@ -73,7 +73,10 @@ detect_x86(void)
     if (!((b >> 16) & 1) || !((b >> 30) & 1) || (xcr0 & 0xE0) != 0xE0)
         goto out;
     top = U8P_ISA_AVX512;
-    vbmi2 = (c >> 6) & 1; /* AVX512_VBMI2 (ecx 6) */
+    /* the "VBMI2" tables also use VBMI (vpmultishiftqb) and CD (vplzcntd),
+     * which every CPU with VBMI2 so far has (Ice Lake on, Zen 4 on):
+     * AVX512_VBMI2 (ecx 6), AVX512_VBMI (ecx 1), AVX512CD (ebx 28) */
+    vbmi2 = ((c >> 6) & 1) && ((c >> 1) & 1) && ((b >> 28) & 1);
 out:
     x86_vbmi2 = vbmi2;
     x86_top = top;

@@ -1,25 +1,29 @@
 /*
- * AVX-512 kernels (x86-64; level "avx512").  Two tables:
+ * AVX-512 kernels (x86-64; level "avx512").  Three tables:
  *
  *   u8p_kernels_avx512        AVX-512 F + BW: 512-bit length kernels (mask
  *                             compares + popcount); the encoders are the
  *                             AVX2 ones (a 512-bit encoder without byte
  *                             compress would be the AVX2 scheme again).
- *   u8p_kernels_avx512_vbmi2  + VBMI2: encoders build each code point's
- *                             UTF-8 right-aligned in a 32-bit lane (as
- *                             utf8_lanes in x86_enc_impl.h) and squeeze out the
+ *   u8p_kernels_avx512_vbmi2  + VBMI2, VBMI and CD: encoders build each code
+ *                             point's UTF-8 right-aligned in a 32-bit lane
+ *                             (vbmi_lanes: lzcnt -> length class, one
+ *                             multishift, one ternlog) and squeeze out the
  *                             unused bytes with vpcompressb; loads and
  *                             stores are masked to the exact size, so
  *                             nothing is read or written out of bounds and
- *                             no scalar tail is needed.
+ *                             no scalar tail is needed.  UCS4 length from
+ *                             the same lzcnt (one vpermb a vector).
+ *   u8p_kernels_avx512_mixed  the level's table on CPUs with VBMI2: each
+ *                             kernel of the two above (or AVX2's) that
+ *                             measured fastest for its input size.
  *
- * The first is the "avx512" level's table wherever cpuid and XCR0 say the
- * CPU and OS support AVX-512 F + BW.  The VBMI2 encoders were written to
- * be obviously correct rather than fastest; measured natively on AMD Zen 4
- * they take 1.3-3.3x the time of the AVX2 encoders (bench/c), so dispatch
- * does not pick them: u8p_kernels_variants reaches them, and the C
- * harness tests them on every CPU with VBMI2.  The AVX-512 decoders live
- * in decode_x86.c with the other widths.
+ * Dispatch picks the mixed table where cpuid and XCR0 say the CPU and OS
+ * support AVX-512 F + BW with VBMI2, VBMI and CD, the F + BW table where
+ * they support F + BW only.  u8p_kernels_variants reaches all three, and
+ * the C harness tests each of them on every CPU that has them (and under
+ * SIMDe on any x86-64).  The AVX-512 decoders live in decode_x86.c with
+ * the other widths.
  */
 #include "simd_internal.h"
 
@@ -30,7 +34,10 @@
 #include "scalar_inl.h"
 
 #define U8P_AVX512 __attribute__((target("avx512f,avx512bw,avx2,popcnt")))
-#define U8P_VBMI2 __attribute__((target("avx512f,avx512bw,avx512vbmi2,avx2,popcnt")))
+/* the "VBMI2" table: also VBMI (vpmultishiftqb) and CD (vplzcntd); dispatch
+ * asks cpuid for all three */
+#define U8P_VBMI2 \
+    __attribute__((target("avx512f,avx512bw,avx512cd,avx512vbmi,avx512vbmi2,avx2,popcnt")))
 /* steps and the loop shared by UCS2 and UCS4: inlined into each */
 #define U8P_VBMI2_INL U8P_VBMI2 __attribute__((always_inline))
 #define U8P_AVX512_INL U8P_AVX512 __attribute__((always_inline))
@@ -96,7 +103,7 @@ avx512_len_ucs4(const uint32_t *src, size_t n, size_t *nsurr)
 
 /* Below these lengths the VBMI2 encoders hand the input to the scalar
  * loop.  Their one masked step has a fixed cost (a dependency chain of
- * compare -> mask -> popcount -> compress -> masked store) that the scalar
+ * lzcnt -> permute -> mask -> compress -> masked store) that the scalar
  * loop beats on a handful of code points.  Measured with
  * bench/c/bench_kernels.c at n = 4..16, every cut-off at 1, on an idle
  * Intel Xeon (family 6 model 207, AVX-512 VBMI2), ns per code point,
@@ -122,39 +129,77 @@ low_bits64(size_t k) /* k in 0..64 */
     return k >= 64 ? ~(uint64_t)0 : (((uint64_t)1 << k) - 1);
 }
 
-/* The code points of c's lanes in `lanes` (a prefix of the 16 lanes; no
- * surrogates, <= 0x10FFFF) -> UTF-8 at d, exactly that many bytes (<= 64)
- * written.  Returns the count. */
-U8P_VBMI2_INL static inline size_t
-vbmi2_enc4x16(__m512i c, __mmask16 lanes, uint8_t *d)
+/*
+ * 16 code points (32-bit lanes) -> UTF-8, the step of every UCS2 and UCS4
+ * loop below: each code point's sequence is built right-aligned in its
+ * lane (byte 3 its last byte, byte 3 - k its lead) and vpcompressb
+ * squeezes out the unused bytes.  The lane's leading-zero count (vplzcntd) picks its
+ * length class from two 32-entry tables (vpermt2d): which of its 4 bytes
+ * to keep (0xFF the ASCII byte, 0xBF a kept byte of a longer sequence, 0
+ * dropped: the high bit is the keep mask) and the marker bits to OR in.
+ * One vpmultishiftqb lays out bits 18.., 12.., 6.. and 0.. of the code
+ * point as bytes 0..3 of the lane (right-aligned, as above); (x & keep) |
+ * marker is one vpternlogd.  lz 32 (U+0000) wraps to entry 0, ASCII;
+ * entries 1..10 are above U+10FFFF and never met.  At the bits this keeps,
+ * every field is in range: a lead's bits above its payload are zero for a
+ * code point of that length, and a continuation byte's bit 7 is set by its
+ * marker anyway.
+ */
+typedef struct {
+    __m512i keep_lo, keep_hi, mark_lo, mark_hi, fields;
+} vbmi_lanes_tab;
+
+#define VBMI_K1 ((int)0xFF000000u) /* ASCII */
+#define VBMI_K2 ((int)0xBFBF0000u)
+#define VBMI_K3 ((int)0xBFBFBF00u)
+#define VBMI_K4 ((int)0xBFBFBFBFu)
+#define VBMI_M2 ((int)0x80C00000u)
+#define VBMI_M3 ((int)0x8080E000u)
+#define VBMI_M4 ((int)0x808080F0u)
+
+U8P_VBMI2_INL static inline vbmi_lanes_tab
+vbmi_lanes_tab_make(void)
 {
-    __mmask16 ge80 = _mm512_cmpge_epu32_mask(c, _mm512_set1_epi32(0x80));
-    __mmask16 ge800 = _mm512_cmpge_epu32_mask(c, _mm512_set1_epi32(0x800));
-    __mmask16 ge10000 = _mm512_cmpge_epu32_mask(c, _mm512_set1_epi32(0x10000));
-    /* sequence right-aligned in the lane: byte 3 is always its last byte,
-     * byte 3 - k its lead (see utf8_lanes in x86_enc_impl.h) */
-    __m512i t0 = _mm512_and_si512(
-        c, _mm512_mask_blend_epi32(ge80, _mm512_set1_epi32(0x7F), _mm512_set1_epi32(0x3F)));
-    __m512i s = _mm512_or_si512(
-        _mm512_or_si512(_mm512_slli_epi32(t0, 24),
-                        _mm512_and_si512(_mm512_slli_epi32(c, 10), _mm512_set1_epi32(0x3F0000))),
-        _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi32(c, 4), _mm512_set1_epi32(0x3F00)),
-                        _mm512_srli_epi32(c, 18)));
-    __m512i mk = _mm512_xor_si512(
-        _mm512_xor_si512(_mm512_maskz_mov_epi32(ge80, _mm512_set1_epi32((int)0x80C00000u)),
-                         _mm512_maskz_mov_epi32(ge800, _mm512_set1_epi32(0x0040E000))),
-        _mm512_maskz_mov_epi32(ge10000, _mm512_set1_epi32(0x000060F0)));
-    /* one high bit per byte to keep: byte 3 of every live lane, then
-     * bytes 2, 1, 0 as the thresholds are crossed */
-    __m512i keepv = _mm512_or_si512(
-        _mm512_or_si512(_mm512_maskz_mov_epi32(lanes, _mm512_set1_epi32((int)0x80000000u)),
-                        _mm512_maskz_mov_epi32(ge80 & lanes, _mm512_set1_epi32(0x00800000))),
-        _mm512_or_si512(_mm512_maskz_mov_epi32(ge800 & lanes, _mm512_set1_epi32(0x00008000)),
-                        _mm512_maskz_mov_epi32(ge10000 & lanes, _mm512_set1_epi32(0x00000080))));
+    vbmi_lanes_tab t;
+    /* lz 0..15 (entry 0: U+0000), then 16..31 */
+    t.keep_lo = _mm512_setr_epi32(VBMI_K1, VBMI_K4, VBMI_K4, VBMI_K4, VBMI_K4, VBMI_K4, VBMI_K4,
+                                  VBMI_K4, VBMI_K4, VBMI_K4, VBMI_K4, VBMI_K4, VBMI_K4, VBMI_K4,
+                                  VBMI_K4, VBMI_K4);
+    t.keep_hi = _mm512_setr_epi32(VBMI_K3, VBMI_K3, VBMI_K3, VBMI_K3, VBMI_K3, VBMI_K2, VBMI_K2,
+                                  VBMI_K2, VBMI_K2, VBMI_K1, VBMI_K1, VBMI_K1, VBMI_K1, VBMI_K1,
+                                  VBMI_K1, VBMI_K1);
+    t.mark_lo = _mm512_setr_epi32(0, VBMI_M4, VBMI_M4, VBMI_M4, VBMI_M4, VBMI_M4, VBMI_M4,
+                                  VBMI_M4, VBMI_M4, VBMI_M4, VBMI_M4, VBMI_M4, VBMI_M4, VBMI_M4,
+                                  VBMI_M4, VBMI_M4);
+    t.mark_hi = _mm512_setr_epi32(VBMI_M3, VBMI_M3, VBMI_M3, VBMI_M3, VBMI_M3, VBMI_M2, VBMI_M2,
+                                  VBMI_M2, VBMI_M2, 0, 0, 0, 0, 0, 0, 0);
+    /* per 64-bit pair of lanes: bytes 0..3 <- bits 18, 12, 6, 0 of the
+     * low lane, bytes 4..7 <- bits 50, 44, 38, 32 (the high lane) */
+    t.fields = _mm512_set1_epi64((long long)0x20262C3200060C12ull);
+    return t;
+}
+
+/* c's `lanes` (no surrogates) -> UTF-8 in *out (compressed to the front);
+ * returns the byte count */
+U8P_VBMI2_INL static inline size_t
+vbmi_lanes(const vbmi_lanes_tab *t, __m512i c, __mmask16 lanes, __m512i *out)
+{
+    __m512i lz = _mm512_lzcnt_epi32(c);
+    __m512i keepv = _mm512_maskz_permutex2var_epi32(lanes, t->keep_lo, lz, t->keep_hi);
+    __m512i mark = _mm512_permutex2var_epi32(t->mark_lo, lz, t->mark_hi);
+    __m512i x = _mm512_multishift_epi64_epi8(t->fields, c);
     __mmask64 keep = _mm512_movepi8_mask(keepv);
-    size_t cnt = (size_t)__builtin_popcountll(keep);
-    __m512i out = _mm512_maskz_compress_epi8(keep, _mm512_or_si512(s, mk));
-    _mm512_mask_storeu_epi8(d, low_bits64(cnt), out);
+    /* (x & keepv) | mark */
+    *out = _mm512_maskz_compress_epi8(keep, _mm512_ternarylogic_epi32(x, keepv, mark, 0xEA));
+    return (size_t)__builtin_popcountll(keep);
+}
+
+U8P_VBMI2_INL static inline size_t
+vbmi_lanes_store(const vbmi_lanes_tab *t, __m512i c, __mmask16 lanes, uint8_t *d)
+{
+    __m512i o;
+    size_t cnt = vbmi_lanes(t, c, lanes, &o);
+    _mm512_mask_storeu_epi8(d, low_bits64(cnt), o);
     return cnt;
 }
 
@@ -206,11 +251,11 @@ vbmi2_enc_ucs1(const uint8_t *src, size_t n, uint8_t *dst)
         __mmask16 sur_ = _mm512_cmpeq_epi32_mask(_mm512_and_si512((c), kF800), kD800) & (lanes); \
         if (sur_) {                                                           \
             size_t first_ = (size_t)__builtin_ctz(sur_);                      \
-            d += vbmi2_enc4x16((c), (__mmask16)low_bits64(first_), d);        \
+            d += vbmi_lanes_store(&t_, (c), (__mmask16)low_bits64(first_), d); \
             i += first_;                                                      \
             break;                                                            \
         }                                                                     \
-        d += vbmi2_enc4x16((c), (lanes), d);                                  \
+        d += vbmi_lanes_store(&t_, (c), (lanes), d);                          \
         i += (take);                                                          \
     }
 
@@ -219,6 +264,7 @@ vbmi2_enc_ucs2(const uint16_t *src, size_t n, uint8_t *dst, size_t *done)
 {
     const __m512i kF800 = _mm512_set1_epi32((int)0xFFFFF800u);
     const __m512i kD800 = _mm512_set1_epi32(0xD800);
+    const vbmi_lanes_tab t_ = vbmi_lanes_tab_make();
     uint8_t *d = dst;
     size_t i = 0;
     if (n < U8P_VBMI2_MIN_UNITS_UCS2)
@@ -245,15 +291,93 @@ vbmi2_enc_ucs2(const uint16_t *src, size_t n, uint8_t *dst, size_t *done)
     return (size_t)(d - dst);
 }
 
+/* UCS4 length from the leading-zero count: one vpermb of a 64-byte table
+ * turns each lane's lz (0..32, in its low byte; the other three bytes are 0
+ * and fetch entry 0, which is 0) into the lane's byte count.  Surrogates
+ * (U+D800..U+DFFF) are counted as 3 bytes, as the interface asks; whether
+ * there are any is one unsigned min of c - 0xD800 kept over the loop, and
+ * only then are they counted, by the compare-mask kernel. */
+U8P_VBMI2 static size_t
+vbmi_len_ucs4(const uint32_t *src, size_t n, size_t *nsurr)
+{
+    const __m512i kD800 = _mm512_set1_epi32(0xD800);
+    const __m512i bytes_by_lz = _mm512_setr_epi32(
+        0x04040400, 0x04040404, 0x04040404, 0x04040404, /* lz 0 (never), 1..15 */
+        0x03030303, 0x02020203, 0x01010102, 0x01010101, /* 16..20 3, 21..24 2, 25.. 1 */
+        0x00000001, 0, 0, 0, 0, 0, 0, 0);               /* lz 32: U+0000 */
+    size_t i = 0, len = 0, tsurr;
+    while (n - i >= 16) {
+        /* flushed every 8192 steps (as the other length kernels; far from
+         * a 32-bit lane's limit, and the harness's long inputs reach it) */
+        size_t stop = n - i > 16 * 8192 ? i + 16 * 8192 : n - 15;
+        __m512i acc = _mm512_setzero_si512(), m = _mm512_set1_epi32(-1);
+        for (; i < stop; i += 16) {
+            __m512i c = _mm512_loadu_si512(src + i);
+            acc = _mm512_add_epi32(acc, _mm512_permutexvar_epi8(_mm512_lzcnt_epi32(c), bytes_by_lz));
+            m = _mm512_min_epu32(m, _mm512_sub_epi32(c, kD800));
+        }
+        if (_mm512_cmpge_epu32_mask(m, _mm512_set1_epi32(0x800)) != 0xFFFF)
+            return avx512_len_ucs4(src, n, nsurr);
+        len += (size_t)_mm512_reduce_add_epi32(acc);
+    }
+    len += u8p_scalar_len_ucs4(src + i, n - i, &tsurr);
+    *nsurr = tsurr;
+    return len;
+}
+
+/* The long UCS4 loop: 64 code points a round.  A round with a surrogate
+ * (one unsigned min over the four vectors of c - 0xD800 says) leaves the
+ * rest to the careful loop below, which stops at it.  While 64 or more
+ * code points remain, at least 64 output bytes remain from d on, so the
+ * store is a whole unmasked vector; nearer the end, masked to its bytes. */
+U8P_VBMI2_INL static inline size_t
+vbmi_ucs4_rounds(const uint32_t *src, size_t n, uint8_t **dp)
+{
+    const vbmi_lanes_tab t = vbmi_lanes_tab_make();
+    const __m512i kD800 = _mm512_set1_epi32(0xD800);
+    const __m512i kHigh = _mm512_set1_epi32((int)0xFFFFFF80u);
+    uint8_t *d = *dp;
+    size_t i = 0;
+    for (; n - i >= 64; i += 64) {
+        __m512i c[4], m;
+        int k;
+        for (k = 0; k < 4; k++)
+            c[k] = _mm512_loadu_si512(src + i + 16 * k);
+        m = _mm512_min_epu32(
+            _mm512_min_epu32(_mm512_sub_epi32(c[0], kD800), _mm512_sub_epi32(c[1], kD800)),
+            _mm512_min_epu32(_mm512_sub_epi32(c[2], kD800), _mm512_sub_epi32(c[3], kD800)));
+        if (_mm512_cmpge_epu32_mask(m, _mm512_set1_epi32(0x800)) != 0xFFFF)
+            break;
+        for (k = 0; k < 4; k++) {
+            __m512i o;
+            if (!_mm512_test_epi32_mask(c[k], kHigh)) {
+                _mm_storeu_si128((__m128i *)d, _mm512_cvtepi32_epi8(c[k]));
+                d += 16;
+                continue;
+            }
+            {
+                size_t cnt = vbmi_lanes(&t, c[k], (__mmask16)0xFFFF, &o);
+                _mm512_mask_storeu_epi8(d, low_bits64(cnt), o);
+                d += cnt;
+            }
+        }
+    }
+    *dp = d;
+    return i;
+}
+
 U8P_VBMI2 static size_t
 vbmi2_enc_ucs4(const uint32_t *src, size_t n, uint8_t *dst, size_t *done)
 {
     const __m512i kF800 = _mm512_set1_epi32((int)0xFFFFF800u);
     const __m512i kD800 = _mm512_set1_epi32(0xD800);
+    const vbmi_lanes_tab t_ = vbmi_lanes_tab_make();
     uint8_t *d = dst;
     size_t i = 0;
     if (n < U8P_VBMI2_MIN_UNITS_UCS4)
         return u8p_scalar_enc_ucs4(src, n, dst, done);
+    if (n >= 64)
+        i = vbmi_ucs4_rounds(src, n, &d);
     while (i < n) {
         size_t take = n - i < 16 ? n - i : 16;
         __mmask16 lanes = (__mmask16)low_bits64(take);
@@ -274,7 +398,7 @@ const u8p_kernels u8p_kernels_avx512_vbmi2 = {
     "avx512-vbmi2",
     avx512_len_ucs1,
     avx512_len_ucs2,
-    avx512_len_ucs4,
+    vbmi_len_ucs4,
     vbmi2_enc_ucs1,
     vbmi2_enc_ucs2,
     vbmi2_enc_ucs4,
@@ -284,16 +408,21 @@ const u8p_kernels u8p_kernels_avx512_vbmi2 = {
 
 /*
  * Each kernel of the AVX-512 level is the fastest measured for its input
- * size on AMD Zen 4 (bench/c/bench_kernels.c, README "x86 kernels"): the
- * masked VBMI2 encoders for short strings (no scalar tail, no buffer
- * round trip: 1.2-3x faster than AVX2 there), AVX2's block encoders for
- * long ones (VBMI2 took 1.3-3.3x their time); the 512-bit length for UCS1
- * (1.3-1.7x AVX2's), AVX2's for UCS2 and UCS4 (the 512-bit mask counts
- * took 1.3x and 2x their time).  Without VBMI2, AVX2's encoders.
+ * size (bench/c/bench_kernels.c, README "x86 kernels").  UCS1: the masked
+ * VBMI2 encoder below 128 units (no scalar tail, no buffer round trip:
+ * 1.2-3x faster than AVX2 there, on AMD Zen 4), AVX2's block encoder
+ * above; the 512-bit UCS1 length (1.3-1.7x AVX2's).  UCS2: VBMI2 below
+ * 320 units, AVX2 above, and AVX2's length: on an Intel Xeon (family 6
+ * model 207), best of three runs, ns per code point VBMI2 / AVX2, Cyrillic
+ * 0.27 / 0.48 at 48 units, 0.26 / 0.27 at 200, 0.25 / 0.25 at 300, 0.28 /
+ * 0.26 at 512, 0.36 / 0.25 at 4096 (AVX2 has a two-byte step); CJK 0.25-0.34
+ * / 0.38-0.68 at every size.  UCS4: VBMI2 at every size, encoder and
+ * length: 4096 code points of emoji among ASCII words 0.18-0.22 / 0.46-0.55,
+ * real text (cldr_emoji, 8192 code points) 0.18-0.21 / 0.46-0.51; length
+ * 0.10 / 0.13.  Without VBMI2, AVX2's encoders.
  */
 #define AVX512_SHORT_UCS1 128
-#define AVX512_SHORT_UCS2 48
-#define AVX512_SHORT_UCS4 80
+#define AVX512_SHORT_UCS2 320
 
 U8P_VBMI2 static size_t
 avx512_enc1(const uint8_t *src, size_t n, uint8_t *dst)
@@ -307,7 +436,6 @@ avx512_enc1(const uint8_t *src, size_t n, uint8_t *dst)
         return (n < (limit) ? short_fn : long_fn)(src, n, dst, done);         \
     }
 DEFINE_BY_SIZE(avx512_enc2, uint16_t, AVX512_SHORT_UCS2, vbmi2_enc_ucs2, u8p_avx2_enc_ucs2)
-DEFINE_BY_SIZE(avx512_enc4, uint32_t, AVX512_SHORT_UCS4, vbmi2_enc_ucs4, u8p_avx2_enc_ucs4)
 
 /* AVX-512 F + BW */
 const u8p_kernels u8p_kernels_avx512 = {
@@ -317,8 +445,8 @@ const u8p_kernels u8p_kernels_avx512 = {
 
 /* + VBMI2 */
 const u8p_kernels u8p_kernels_avx512_mixed = {
-    "avx512",    avx512_len_ucs1, u8p_avx2_len_ucs2, u8p_avx2_len_ucs4,
-    avx512_enc1, avx512_enc2, avx512_enc4,
+    "avx512",    avx512_len_ucs1, u8p_avx2_len_ucs2, vbmi_len_ucs4,
+    avx512_enc1, avx512_enc2, vbmi2_enc_ucs4,
 };
 
 #else /* !U8P_X86_SIMD */

@@ -80,6 +80,7 @@ report(const char *name, const char *needs, int have, long n)
 #define T_BW __attribute__((target("avx512f,avx512bw")))
 #define T_VBMI2 __attribute__((target("avx512f,avx512bw,avx512vbmi2")))
 #define T_AVX2 __attribute__((target("avx2")))
+#define T_CD __attribute__((target("avx512f,avx512cd")))
 
 T_BW static uint32_t
 nat_cmpeq_epi16(const uint8_t *a, const uint8_t *b)
@@ -95,6 +96,16 @@ T_BW static void
 nat_cvtepu8_epi16(const uint8_t *a, uint8_t *out)
 {
     _mm512_storeu_si512(out, _mm512_cvtepu8_epi16(_mm256_loadu_si256((const __m256i *)(const void *)a)));
+}
+T_CD static void
+nat_lzcnt_epi32(const uint8_t *a, uint8_t *out)
+{
+    _mm512_storeu_si512(out, _mm512_lzcnt_epi32(_mm512_loadu_si512(a)));
+}
+T_F static int
+nat_reduce_add_epi32(const uint8_t *a)
+{
+    return _mm512_reduce_add_epi32(_mm512_loadu_si512(a));
 }
 T_VBMI2 static void
 nat_maskz_compress_epi8(uint64_t k, const uint8_t *a, uint8_t *out)
@@ -192,6 +203,8 @@ cpu(const char *feature)
     if (strcmp(feature, "avx512vbmi2") == 0)
         return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw")
                && __builtin_cpu_supports("avx512vbmi2");
+    if (strcmp(feature, "avx512cd") == 0)
+        return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512cd");
     if (strcmp(feature, "avx2") == 0)
         return __builtin_cpu_supports("avx2");
 #endif
@@ -266,6 +279,44 @@ main(void)
 #endif
     }
     report("_mm512_cvtepu8_epi16", "AVX-512 BW", have, n);
+    compared += n;
+
+    /* _mm512_lzcnt_epi32: random lanes shifted right by 0..32 bits, so
+     * every count (0 included: U+0000's lane) comes up */
+    have = cpu("avx512cd");
+    guard_cur_level = "_mm512_lzcnt_epi32";
+    for (c = 0, n = 0; have && c < NCASE; c++, n++) {
+        uint32_t w[16];
+        int j;
+        fill(a, 64);
+        memcpy(w, a, 64);
+        for (j = 0; j < 16; j++)
+            w[j] = (j + c) % 33 == 32 ? 0 : w[j] >> ((j + c) % 33);
+        memcpy(a, w, 64);
+        memcpy(&v, a, 64);
+        v = u8p_emu_mm512_lzcnt_epi32(v);
+        EMU_STORE(o2, v);
+#if HAVE_NATIVE
+        nat_lzcnt_epi32(a, o1);
+        if (memcmp(o1, o2, 64) != 0)
+            mismatch(guard_cur_level, c);
+#endif
+    }
+    report("_mm512_lzcnt_epi32", "AVX-512 CD", have, n);
+    compared += n;
+
+    /* _mm512_reduce_add_epi32 (sums that wrap included) */
+    have = cpu("avx512f");
+    guard_cur_level = "_mm512_reduce_add_epi32";
+    for (c = 0, n = 0; have && c < NCASE; c++, n++) {
+        fill(a, 64);
+        memcpy(&v, a, 64);
+#if HAVE_NATIVE
+        if (nat_reduce_add_epi32(a) != u8p_emu_mm512_reduce_add_epi32(v))
+            mismatch(guard_cur_level, c);
+#endif
+    }
+    report("_mm512_reduce_add_epi32", "AVX-512 F", have, n);
     compared += n;
 
     /* _mm512_maskz_compress_epi8 */

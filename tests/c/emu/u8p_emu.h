@@ -147,6 +147,41 @@ u8p_emu_mm512_alignr_epi64(simde__m512i a, simde__m512i b, int imm8)
 
 /* ------------------------------------------------------------- compress */
 
+/* VPLZCNTD zmm, zmm (AVX-512 CD; SIMDe has the 128-bit form only):
+ *   FOR j := 0 to 15: dst.dword[j] := the number of leading zero bits of
+ *   a.dword[j] (32 for 0) */
+U8P_EMU_INLINE simde__m512i
+u8p_emu_mm512_lzcnt_epi32(simde__m512i a)
+{
+    uint32_t x[16];
+    simde__m512i out;
+    int j;
+    memcpy(x, &a, 64);
+    for (j = 0; j < 16; j++) {
+        uint32_t v = x[j], n = 0;
+        while (n < 32 && !(v & 0x80000000u)) {
+            v <<= 1;
+            n++;
+        }
+        x[j] = n;
+    }
+    memcpy(&out, x, 64);
+    return out;
+}
+
+/* _mm512_reduce_add_epi32 (AVX-512 F, a sequence; not in SIMDe): the sum
+ * of the 16 dwords, modulo 2^32 */
+U8P_EMU_INLINE int
+u8p_emu_mm512_reduce_add_epi32(simde__m512i a)
+{
+    uint32_t x[16], sum = 0;
+    int j;
+    memcpy(x, &a, 64);
+    for (j = 0; j < 16; j++)
+        sum += x[j];
+    return (int)sum;
+}
+
 /* VPCOMPRESSB zmm {z}, zmm (VBMI2):
  *   m := 0
  *   FOR j := 0 to 63: i := j*8

@@ -29,6 +29,10 @@
 #define _mm512_cvtepi32_epi8 u8p_emu_mm512_cvtepi32_epi8
 #undef _mm512_cvtepu8_epi16
 #define _mm512_cvtepu8_epi16 u8p_emu_mm512_cvtepu8_epi16
+#undef _mm512_lzcnt_epi32
+#define _mm512_lzcnt_epi32 u8p_emu_mm512_lzcnt_epi32
+#undef _mm512_reduce_add_epi32
+#define _mm512_reduce_add_epi32 u8p_emu_mm512_reduce_add_epi32
 #undef _mm512_maskz_compress_epi8
 #define _mm512_maskz_compress_epi8 u8p_emu_mm512_maskz_compress_epi8
 #undef _mm512_maskz_loadu_epi8
