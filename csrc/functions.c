@@ -36,6 +36,10 @@ prefixed_from(u8p_prefix pf, PyObject *b)
 }
 
 /* One prefixed string as a new bytes object, sized exactly. */
+/* encode(): strs whose UTF-8 may take up to this many bytes are encoded in
+ * one pass into a worst-case buffer; longer ones are counted first */
+#define U8P_ENCODE_ONE_PASS_MAX ((Py_ssize_t)1 << 20)
+
 static PyObject *
 mod_encode(PyObject *module, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
@@ -110,6 +114,34 @@ mod_encode(PyObject *module, PyObject *const *args, Py_ssize_t nargs, PyObject *
         body = u8p_body_encode(&v, eh, tmp);
         if (body >= 0)
             return prefixed_bytes(pf, tmp, body);
+    }
+    else if (v.n <= U8P_ENCODE_ONE_PASS_MAX / u8p_max_bytes_per_cp(&v) &&
+             (uint64_t)(v.n * u8p_max_bytes_per_cp(&v)) <= u8p_prefix_max(pf)) {
+        /* up to 1 MiB of worst case: one pass into a bytes object sized for
+         * the worst case, shrunk in place afterwards (CPython's own encoder
+         * does the same); the body goes behind the prefix width of the
+         * fewest bytes it can take and moves up if it needs a wider one */
+        Py_ssize_t worst = v.n * u8p_max_bytes_per_cp(&v), bw;
+        uint8_t *dst;
+        pw = (Py_ssize_t)u8p_prefix_size(pf, (uint64_t)v.n);
+        out = PyBytes_FromStringAndSize(
+            NULL, (Py_ssize_t)u8p_prefix_size(pf, (uint64_t)worst) + worst);
+        if (out == NULL)
+            return NULL;
+        dst = (uint8_t *)PyBytes_AS_STRING(out);
+        body = u8p_body_encode(&v, eh, dst + pw);
+        if (body < 0) {
+            Py_DECREF(out);
+        }
+        else {
+            bw = (Py_ssize_t)u8p_prefix_size(pf, (uint64_t)body);
+            if (bw != pw) /* a wider prefix, or "ignore" made it narrower */
+                memmove(dst + bw, dst + pw, (size_t)body);
+            u8p_prefix_write(pf, dst, (uint64_t)body);
+            if (_PyBytes_Resize(&out, bw + body) < 0)
+                return NULL;
+            return out;
+        }
     }
     else {
         body = u8p_body_length(&v, eh);

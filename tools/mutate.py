@@ -72,6 +72,14 @@ MUTANTS = [
     ("M23", "csrc/writer.c", "        if (n < 0x80 && n < w->cap - w->len) {\n            uint8_t *dst",
      "        if (n < 0x80 && n <= w->cap - w->len) {\n            uint8_t *dst",
      "short-ASCII fast path: room check one byte short"),
+    ("M24", "csrc/kernels/x86_avx512.c",
+     "        if (_mm512_cmpge_epu32_mask(m, _mm512_set1_epi32(0x800)) != 0xFFFF)\n            break;",
+     "        if (0)\n            break;",
+     "AVX-512 UCS4 rounds: no surrogate check"),
+    ("M25", "csrc/functions.c",
+     "            if (bw != pw) /* a wider prefix",
+     "            if (0) /* a wider prefix",
+     "encode() one pass: body not moved when the prefix width changes"),
 ]
 
 SUBSET = ["tests/test_writer_errors.py", "tests/test_gaps.py", "tests/test_writer_growth.py",
