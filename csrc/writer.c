@@ -33,6 +33,26 @@
  * runs a GIL-free write_string on this writer. */
 #define W_WAIT(self) u8p_objlock_wait(&(self)->nogil)
 
+/* write_strings: the item W_AHEAD places on is asked into the cache (its
+ * header line and the next, where a short compact str's characters are),
+ * so that fresh strs, met for the first time, are not a cache miss each.
+ * On the corpus names (cold fresh copies, A/B in one process, Intel Xeon
+ * family 6 model 207): 1.06-1.13x on ASCII and mixed, 1.0-1.15x on the
+ * other kinds, at 6, 8 and 12 alike; 3 was too close (1.01-1.07x). */
+#define W_AHEAD 8
+#if defined(__GNUC__) || defined(__clang__)
+#define W_PREFETCH_AHEAD(seq, idx)                                            \
+    do {                                                                      \
+        if ((idx) + W_AHEAD < PySequence_Fast_GET_SIZE(seq)) {                \
+            const char *nx_ = (const char *)PySequence_Fast_GET_ITEM((seq), (idx) + W_AHEAD); \
+            __builtin_prefetch(nx_);                                          \
+            __builtin_prefetch(nx_ + 64);                                     \
+        }                                                                     \
+    } while (0)
+#else
+#define W_PREFETCH_AHEAD(seq, idx) ((void)0)
+#endif
+
 /* The per-string path is inlined into each method's loop; the rare large
  * path stays out of it (cold: laid out apart, optimised for size); W_APART
  * keeps a function that is not rare out of its caller, so that the caller
@@ -542,6 +562,7 @@ Writer_write_strings(WriterObject *self, PyObject *items)
         for (idx = 0; idx < PySequence_Fast_GET_SIZE(items); idx++) {
             PyObject *item = PySequence_Fast_GET_ITEM(items, idx);
             Py_ssize_t r;
+            W_PREFETCH_AHEAD(items, idx);
             /* write_string's common case (no Python code runs: no
              * reference needs holding) */
             if (fast && writer_put_short_ascii(self, item) > 0)
