@@ -9,6 +9,7 @@ import sys
 import pytest
 
 import utf8pfx
+from utf8pfx import _core
 
 HANDLERS = ("strict", "surrogatepass", "surrogateescape", "replace", "ignore",
             "backslashreplace")
@@ -156,6 +157,29 @@ def test_reader_one_pass_short_payloads(errors):
                     payload = base[:i] + edge + base[i:]
                     if len(payload) <= 72:
                         _check_payload(payload, errors)
+
+
+@pytest.mark.parametrize("level", _core._decode_isa_levels())
+def test_reader_one_pass_short_payloads_every_level(level):
+    """The same payloads under "strict" at every decode level: the short
+    decoder of the AVX-512 level's table (VBMI, where the CPU has it) and
+    the inline one of the others must each take exactly what bytes.decode
+    takes, and hand everything else to the two-pass road."""
+    prev = _core._set_decode_isa(level)
+    try:
+        for fill in FILLS:
+            unit = fill.encode()
+            for n in range(1, 67):
+                base = (unit * (n // len(unit) + 1))[:n]
+                base = base.decode("utf-8", "ignore").encode()
+                _check_payload(base, "strict")
+                for edge in EDGES:
+                    for i in range(0, len(base) + 1, max(1, len(unit))):
+                        payload = base[:i] + edge + base[i:]
+                        if len(payload) <= 66:
+                            _check_payload(payload, "strict")
+    finally:
+        _core._set_decode_isa(prev)
 
 
 EDGE_CPS = ("\x7f", "\x80", "\xff", "\u0100", "\u07ff", "\u0800", "\ud7ff", "\ue000", "\uffff",

@@ -80,6 +80,9 @@ MUTANTS = [
      "            if (bw != pw) /* a wider prefix",
      "            if (0) /* a wider prefix",
      "encode() one pass: body not moved when the prefix width changes"),
+    ("M26", "csrc/kernels/decode_x86.c", "0x80, 0x800, 0x10000, 0, 0, 0, 0,",
+     "0x80, 0x7FF, 0x10000, 0, 0, 0, 0,",
+     "VBMI short decoder takes an overlong 3-byte form (U+07FF)"),
 ]
 
 SUBSET = ["tests/test_writer_errors.py", "tests/test_gaps.py", "tests/test_writer_growth.py",

@@ -91,6 +91,9 @@ typedef struct u8p_dec_kernels {
     u8p_dec_status (*to_ucs1_checked)(const uint8_t *src, size_t n, uint8_t *dst,
                                       size_t cap);
     int (*copy_ascii)(const uint8_t *src, size_t n, uint8_t *dst);
+    /* the reader's one-pass short decoder, as u8p_dec_short in
+     * decode_short.h (n <= U8P_DEC_SHORT_MAX); NULL: use that inline one */
+    ptrdiff_t (*dec_short)(const uint8_t *src, size_t n, uint32_t *cp, uint32_t *maxcp);
 } u8p_dec_kernels;
 
 /* CPython's wording of a status ("invalid start byte", ...); NULL for OK. */

@@ -482,26 +482,135 @@ avx2_to_ucs1_checked(const uint8_t *s, size_t n, uint8_t *d, size_t cap)
     return carry || k != cap ? U8P_DEC_UNEXPECTED_END : U8P_DEC_OK;
 }
 
+/*
+ * The reader's one-pass short decoder (decode_short.h has the contract and
+ * the scalar loop) in AVX-512 VBMI: no branch per byte, so mixed scripts
+ * cost no mispredictions.  The whole payload (<= 64 bytes) is one masked
+ * load; masks of its bytes give the leads (not 10xxxxxx) and their lengths
+ * (by lead range), and the structure is valid exactly when the bytes after
+ * each lead that its length asks for are all there and are the
+ * continuation bytes, no more, no fewer.  Then, 16 code points at a time:
+ * the leads' positions (compressed from an index vector) gather each
+ * sequence's 4 bytes into a 32-bit lane (vpermb), the lead's leading ones
+ * (lzcnt of its complement) give the length, and two multiply-adds
+ * assemble the payload bits, shifted down by the bytes the lane did not
+ * use.  What the structure check cannot see is in the values: overlong
+ * forms (below the least value of their length), surrogates and values
+ * above U+10FFFF.  Returns -1 for anything the strict codec refuses.
+ */
+#define T_VBMI __attribute__((target("avx512f,avx512bw,avx512cd,avx512vbmi,avx512vbmi2,avx2,popcnt")))
+
+static inline uint64_t
+dec_low_bits64(size_t k) /* k in 0..64 */
+{
+    return k >= 64 ? ~(uint64_t)0 : (((uint64_t)1 << k) - 1);
+}
+
+T_VBMI static ptrdiff_t
+vbmi_dec_short(const uint8_t *s, size_t n, uint32_t *cp, uint32_t *maxcp)
+{
+    const uint64_t live = dec_low_bits64(n);
+    const __m512i b = _mm512_maskz_loadu_epi8(live, s);
+    uint64_t hi = _mm512_movepi8_mask(b) & live, cont, lead, l2, l3, l4, ge_e0, ge_f0, req;
+    __m512i pos, iota, spread, step;
+    /* by the count of leading ones of the lead (0, 2, 3, 4; 5.. are
+     * F8..FF, refused by the masks first): the lead's payload bits, the
+     * shift that drops the unused bytes, the least value of the length */
+    const __m512i lead_mask = _mm512_setr_epi32(0x3F3F3F7F, 0, 0x3F3F3F1F, 0x3F3F3F0F, 0x3F3F3F07,
+                                                0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
+    const __m512i shift = _mm512_setr_epi32(18, 0, 12, 6, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
+    const __m512i least = _mm512_setr_epi32(0, 0, 0x80, 0x800, 0x10000, 0, 0, 0, 0, 0, 0, 0, 0,
+                                            0, 0, 0);
+    unsigned bad = 0;
+    size_t k, g;
+
+    if (!hi) { /* ASCII (the reader takes most of these inline) */
+        for (g = 0; g < n; g += 16)
+            _mm512_storeu_si512(cp + g, _mm512_cvtepu8_epi32(_mm_loadu_si128(
+                                            (const __m128i *)((const uint8_t *)&b + g))));
+        *maxcp = 0x7F;
+        return (ptrdiff_t)n;
+    }
+    cont = _mm512_cmpeq_epi8_mask(_mm512_and_si512(b, _mm512_set1_epi8((char)0xC0)),
+                                  _mm512_set1_epi8((char)0x80)) & live;
+    lead = live & ~cont;
+    ge_e0 = _mm512_cmpge_epu8_mask(b, _mm512_set1_epi8((char)0xE0));
+    ge_f0 = _mm512_cmpge_epu8_mask(b, _mm512_set1_epi8((char)0xF0));
+    if (lead & _mm512_cmpge_epu8_mask(b, _mm512_set1_epi8((char)0xF5)))
+        return -1; /* F5..FF: no such lead */
+    l2 = lead & hi & ~ge_e0; /* C0..DF (C0, C1: overlong, found by value) */
+    l3 = lead & ge_e0 & ~ge_f0;
+    l4 = lead & ge_f0;
+    /* every sequence whole within the payload, then exactly its
+     * continuation bytes where they must be */
+    if ((l2 | l3 | l4) & ~(live >> 1) || (l3 | l4) & ~(live >> 2) || l4 & ~(live >> 3))
+        return -1;
+    req = (l2 | l3 | l4) << 1 | (l3 | l4) << 2 | l4 << 3;
+    if (req != cont)
+        return -1;
+
+    k = (size_t)__builtin_popcountll(lead);
+    iota = _mm512_setr_epi32(0x03020100, 0x07060504, 0x0B0A0908, 0x0F0E0D0C, 0x13121110,
+                             0x17161514, 0x1B1A1918, 0x1F1E1D1C, 0x23222120, 0x27262524,
+                             0x2B2A2928, 0x2F2E2D2C, 0x33323130, 0x37363534, 0x3B3A3938,
+                             0x3F3E3D3C);
+    pos = _mm512_maskz_compress_epi8(lead, iota); /* byte j: where lead j is */
+    /* lane i of a group gets bytes pos[i] + 0..3 */
+    spread = _mm512_setr_epi32(0x00000000, 0x01010101, 0x02020202, 0x03030303, 0x04040404,
+                               0x05050505, 0x06060606, 0x07070707, 0x08080808, 0x09090909,
+                               0x0A0A0A0A, 0x0B0B0B0B, 0x0C0C0C0C, 0x0D0D0D0D, 0x0E0E0E0E,
+                               0x0F0F0F0F);
+    step = _mm512_set1_epi32(0x03020100);
+    for (g = 0; g < k; g += 16) {
+        __mmask16 lanes = (__mmask16)dec_low_bits64(k - g < 16 ? k - g : 16);
+        __m512i at = _mm512_add_epi8(_mm512_permutexvar_epi8(spread, pos), step);
+        __m512i x = _mm512_permutexvar_epi8(at, b); /* [lead, b1, b2, b3] */
+        /* leading ones of the lead byte: 0 ASCII, else the length */
+        __m512i ones = _mm512_lzcnt_epi32(
+            _mm512_xor_si512(_mm512_slli_epi32(x, 24), _mm512_set1_epi32(-1)));
+        __m512i z = _mm512_and_si512(x, _mm512_permutexvar_epi32(ones, lead_mask));
+        /* [b0, b1, b2, b3] -> b0 << 18 | b1 << 12 | b2 << 6 | b3 */
+        __m512i y = _mm512_madd_epi16(
+            _mm512_maddubs_epi16(z, _mm512_set1_epi16(0x0140)), _mm512_set1_epi32(0x00011000));
+        __m512i v = _mm512_srlv_epi32(y, _mm512_permutexvar_epi32(ones, shift));
+        __mmask16 e = lanes & (__mmask16)~_mm512_mask_cmpge_epu32_mask(
+                                  lanes, v, _mm512_permutexvar_epi32(ones, least));
+        e |= _mm512_mask_cmpeq_epi32_mask(
+            lanes, _mm512_and_si512(v, _mm512_set1_epi32((int)0xFFFFF800u)),
+            _mm512_set1_epi32(0xD800));
+        e |= _mm512_mask_cmpge_epu32_mask(lanes, v, _mm512_set1_epi32(0x110000));
+        bad |= e;
+        _mm512_storeu_si512(cp + g, v);
+        spread = _mm512_add_epi8(spread, _mm512_set1_epi8(16));
+    }
+    if (bad)
+        return -1;
+    *maxcp = l4 ? 0x10FFFF
+             : (l3 | (lead & _mm512_cmpge_epu8_mask(b, _mm512_set1_epi8((char)0xC4)))) ? 0xFFFF
+                                                                                        : 0xFF;
+    return (ptrdiff_t)k;
+}
 
 const u8p_dec_kernels u8p_dec_kernels_sse = {
-    "sse", sse_scan, sse_to_ucs1, sse_to_ucs2, sse_to_ucs4, NULL, NULL, sse_copy_ascii,
+    "sse", sse_scan, sse_to_ucs1, sse_to_ucs2, sse_to_ucs4, NULL, NULL, sse_copy_ascii, NULL,
 };
 
 const u8p_dec_kernels u8p_dec_kernels_avx2 = {
     "avx2",         avx2_scan,    avx2_to_ucs1,       avx2_to_ucs2,
-    avx2_to_ucs4, avx2_prescan, avx2_to_ucs1_checked, avx2_copy_ascii,
+    avx2_to_ucs4, avx2_prescan, avx2_to_ucs1_checked, avx2_copy_ascii, NULL,
 };
 
 /* AVX-512 F + BW; the fused UCS1 path is AVX2's */
 const u8p_dec_kernels u8p_dec_kernels_avx512 = {
     "avx512",         avx512_scan,  avx512_to_ucs1,     avx512_to_ucs2,
-    avx512_to_ucs4, avx2_prescan, avx2_to_ucs1_checked, avx512_copy_ascii,
+    avx512_to_ucs4, avx2_prescan, avx2_to_ucs1_checked, avx512_copy_ascii, NULL,
 };
 
 /* + VBMI2: byte and word compress */
 const u8p_dec_kernels u8p_dec_kernels_avx512_vbmi2 = {
     "avx512",         avx512_scan,  vbmi2_to_ucs1,        vbmi2_to_ucs2,
     avx512_to_ucs4,   avx2_prescan, avx2_to_ucs1_checked, avx512_copy_ascii,
+    vbmi_dec_short,
 };
 
 #else /* !U8P_X86_SIMD */

@@ -27,7 +27,7 @@
 
 static tt_entry tables[TT_MAX];
 static int ntables;
-static long failures, cases, shorts;
+static long failures, cases, shorts, vshorts;
 static guarded g_src, g_dst;
 #define MAXN 200000
 
@@ -178,6 +178,26 @@ check_dec(const uint8_t *bytes, size_t n, const char *label, const uint32_t *wan
             else if (k > 0 && memcmp(cps, ref_units, (size_t)k * sizeof *cps) != 0)
                 fail("short", "one-pass code points", label, n, surr, -1, -1);
             shorts++;
+            /* and each table's own (vector) short decoder, the same way */
+            for (t = 0; t < ntables; t++) {
+                const u8p_dec_kernels *K = (const u8p_dec_kernels *)tables[t].table;
+                const char *tn = tt_short(tables[t].sym);
+                if (!tables[t].run || K->dec_short == NULL)
+                    continue;
+                guard_cur_level = tn;
+                memset(cps, 0x5A, sizeof cps);
+                mx = 0;
+                k = K->dec_short(src, n, cps, &mx);
+                if ((k >= 0) != (rs == U8P_DEC_OK))
+                    fail(tn, "short accepts (got) vs scan", label, n, surr, k >= 0, rs);
+                else if (k >= 0 && ((size_t)k != ref.ncp || mx != ref.maxchar))
+                    fail(tn, (size_t)k != ref.ncp ? "short ncp" : "short maxchar", label, n,
+                         surr, (size_t)k != ref.ncp ? (long)k : (long)mx,
+                         (size_t)k != ref.ncp ? (long)ref.ncp : (long)ref.maxchar);
+                else if (k > 0 && memcmp(cps, ref_units, (size_t)k * sizeof *cps) != 0)
+                    fail(tn, "short code points", label, n, surr, -1, -1);
+                vshorts++;
+            }
         }
         for (t = 0; t < ntables; t++) {
             const u8p_dec_kernels *K = (const u8p_dec_kernels *)tables[t].table;
@@ -569,6 +589,7 @@ main(void)
         q += tables[t].run != 0;
     printf("decode kernels: %ld cases x %zu tables x 2 (surrogatepass or not): %ld failures\n",
            cases, q, failures);
-    printf("short one-pass decoder (reader, <= %d bytes): %ld cases\n", U8P_DEC_SHORT_MAX, shorts);
+    printf("short one-pass decoder (reader, <= %d bytes): %ld cases; the tables' own: %ld\n",
+           U8P_DEC_SHORT_MAX, shorts, vshorts);
     return failures != 0;
 }
