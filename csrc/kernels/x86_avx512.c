@@ -105,22 +105,20 @@ avx512_len_ucs4(const uint32_t *src, size_t n, size_t *nsurr)
  * loop.  Their one masked step has a fixed cost (a dependency chain of
  * lzcnt -> permute -> mask -> compress -> masked store) that the scalar
  * loop beats on a handful of code points.  Measured with
- * bench/c/bench_kernels.c at n = 4..16, every cut-off at 1, on an idle
- * Intel Xeon (family 6 model 207, AVX-512 VBMI2), ns per code point,
- * VBMI2 / scalar: Cyrillic n=4 3.14 / 2.96, n=5 2.43 / 3.00, n=8 1.76 /
- * 2.07; CJK n=4 3.23 / 2.82, n=5 2.60 / 3.40; emoji n=6 1.80 / 1.75, n=7
- * 1.78 / 2.03, n=9 1.06 / 1.36; Latin-1 within noise of each other from 5
- * to 10 (0.98 / 0.92 at 10, 0.91 / 1.05 at 11), and the writer's UCS1
- * names ran 9 % faster without a cut-off than with one at 10: the UCS1
- * encoder has none.  UCS4 keeps
- * 16: the corpus's UCS4 names (mostly letters around one emoji) ran 12-20 %
- * slower in write_strings with the cut-off at 7, where the scalar loop's
- * branches are predictable. */
+ * bench/c/bench_kernels.c, every cut-off at 1, on an Intel Xeon (family 6
+ * model 207, AVX-512 VBMI2), best of three runs, ns per code point VBMI2 /
+ * scalar: Cyrillic n=3 1.91 / 1.80, n=4 1.40 / 1.61, n=5 1.15 / 1.69; CJK
+ * n=3 1.86 / 2.01, n=4 1.39 / 1.82; emoji n=3 2.43 / 1.84, n=4 2.06 /
+ * 2.11, n=5 1.19 / 1.48, n=8 0.77 / 1.07.  With the cut-off at 6 instead of
+ * 16, write_string of the corpus's UCS4 names ran 1.2-1.3x and
+ * write_strings 1.3-1.5x faster (A/B in one process).  Latin-1: within
+ * noise of each other from 5 to 10, and the writer's UCS1 names ran 9 %
+ * faster without a cut-off than with one at 10: the UCS1 encoder has none. */
 #ifndef U8P_VBMI2_MIN_UNITS_UCS2
-#define U8P_VBMI2_MIN_UNITS_UCS2 5
+#define U8P_VBMI2_MIN_UNITS_UCS2 4
 #endif
 #ifndef U8P_VBMI2_MIN_UNITS_UCS4
-#define U8P_VBMI2_MIN_UNITS_UCS4 16
+#define U8P_VBMI2_MIN_UNITS_UCS4 5
 #endif
 
 static inline uint64_t
