@@ -208,14 +208,21 @@ copy_body(uint8_t *dst, const void *src, Py_ssize_t n)
 }
 
 /* The common short case, shared by write_string's and write_strings' fast
- * paths: a compact ASCII str of under 128 characters into a UTF-8 "varint"
- * writer with room for it (the caller checks the writer's format once).
- * Writes the prefix byte and the body and returns the bytes appended, or 0
- * (nothing written) for any other str.  Runs no Python code. */
+ * paths: a compact str whose UTF-8 takes under 128 bytes at most (under
+ * 128 ASCII characters, 63 UCS1, 42 UCS2, 31 UCS4) into a UTF-8 "varint"
+ * writer with room for that most (the caller checks the writer's format
+ * once).  ASCII is copied; the others go straight to the kernel of their
+ * kind, behind the one-byte prefix.  Writes the prefix byte and the body
+ * and returns the bytes appended, or 0 for any other str, and for one with
+ * a surrogate: the kernel stops at it, w->len has not moved, and the
+ * general path (which applies the error handler) starts over.  Runs no
+ * Python code. */
 W_HOT Py_ssize_t
-writer_put_short_ascii(WriterObject *w, PyObject *s)
+writer_put_short(WriterObject *w, PyObject *s)
 {
-    if (PyUnicode_CheckExact(s) && PyUnicode_IS_COMPACT_ASCII(s)) {
+    if (!PyUnicode_CheckExact(s))
+        return 0;
+    if (PyUnicode_IS_COMPACT_ASCII(s)) {
         const Py_ssize_t n = PyUnicode_GET_LENGTH(s);
         if (n < 0x80 && n < w->cap - w->len) {
             uint8_t *dst = w->buf + w->len;
@@ -223,6 +230,27 @@ writer_put_short_ascii(WriterObject *w, PyObject *s)
             copy_body(dst + 1, (const void *)((PyASCIIObject *)s + 1), n);
             w->len += n + 1;
             return n + 1;
+        }
+    }
+    else if (PyUnicode_IS_COMPACT(s)) { /* compact: ready, data after the header */
+        const Py_ssize_t n = PyUnicode_GET_LENGTH(s);
+        const int kind = (int)PyUnicode_KIND(s);
+        const Py_ssize_t worst = n * (kind == PyUnicode_4BYTE_KIND ? 4 : kind + 1);
+        if (worst < 0x80 && worst < w->cap - w->len) {
+            const void *data = (const void *)((PyCompactUnicodeObject *)s + 1);
+            uint8_t *dst = w->buf + w->len;
+            size_t body, done = (size_t)n;
+            if (kind == PyUnicode_1BYTE_KIND)
+                body = u8p_K->enc_ucs1((const uint8_t *)data, (size_t)n, dst + 1);
+            else if (kind == PyUnicode_2BYTE_KIND)
+                body = u8p_K->enc_ucs2((const uint16_t *)data, (size_t)n, dst + 1, &done);
+            else
+                body = u8p_K->enc_ucs4((const uint32_t *)data, (size_t)n, dst + 1, &done);
+            if (done != (size_t)n)
+                return 0; /* a surrogate: the general path decides */
+            dst[0] = (uint8_t)body;
+            w->len += (Py_ssize_t)body + 1;
+            return (Py_ssize_t)body + 1;
         }
     }
     return 0;
@@ -441,10 +469,10 @@ writer_write_string_any(WriterObject *self, PyObject *s)
 }
 
 /*
- * write_string.  The common call, a compact ASCII str of under 128 code
- * points into a UTF-8 "varint" writer with room, no other thread in a
- * GIL-free call and no batch under way, is done here in a small function
- * (writer_put_short_ascii, then the result int, whose failure takes the
+ * write_string.  The common call, a short compact str (UTF-8 of under 128
+ * bytes at most) into a UTF-8 "varint" writer with room, no other thread
+ * in a GIL-free call and no batch under way, is done here in a small
+ * function (writer_put_short, then the result int, whose failure takes the
  * write back as every write's does: 52 instructions a name under
  * callgrind, over the ASCII corpus names, against 82 through the general
  * path); every other call goes to writer_write_string_any, which does the
@@ -456,7 +484,7 @@ Writer_write_string(WriterObject *self, PyObject *s)
 {
     if (self->prefix == U8P_PFX_VARINT && self->enc == U8P_ENC_UTF8 && !self->busy &&
         !self->nogil.held) {
-        Py_ssize_t start = self->len, r = writer_put_short_ascii(self, s);
+        Py_ssize_t start = self->len, r = writer_put_short(self, s);
         if (r > 0)
             return writer_result(self, start, r);
     }
@@ -565,7 +593,7 @@ Writer_write_strings(WriterObject *self, PyObject *items)
             W_PREFETCH_AHEAD(items, idx);
             /* write_string's common case (no Python code runs: no
              * reference needs holding) */
-            if (fast && writer_put_short_ascii(self, item) > 0)
+            if (fast && writer_put_short(self, item) > 0)
                 continue;
             Py_INCREF(item);
             if (PyUnicode_CheckExact(item)) {

@@ -83,6 +83,9 @@ MUTANTS = [
     ("M26", "csrc/kernels/decode_x86.c", "0x80, 0x800, 0x10000, 0, 0, 0, 0,",
      "0x80, 0x7FF, 0x10000, 0, 0, 0, 0,",
      "VBMI short decoder takes an overlong 3-byte form (U+07FF)"),
+    ("M27", "csrc/writer.c", "            if (done != (size_t)n)\n                return 0;",
+     "            if (0)\n                return 0;",
+     "short path keeps the output of a str the kernel stopped at a surrogate"),
 ]
 
 SUBSET = ["tests/test_writer_errors.py", "tests/test_gaps.py", "tests/test_writer_growth.py",
