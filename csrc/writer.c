@@ -241,12 +241,17 @@ writer_put_short(WriterObject *w, PyObject *s)
             const void *data = (const void *)((PyCompactUnicodeObject *)s + 1);
             uint8_t *dst = w->buf + w->len;
             size_t body, done = (size_t)n;
+            /* one or two code points: the scalar loop at every level (it
+             * was the fastest or within 0.3 ns of it at every level and
+             * kind in bench/c/bench_kernels.c at n = 1 and 2; the SIMD
+             * kernels add a call or a vector set-up there) */
+            const u8p_kernels *K = n <= 2 ? &u8p_kernels_scalar : u8p_K;
             if (kind == PyUnicode_1BYTE_KIND)
-                body = u8p_K->enc_ucs1((const uint8_t *)data, (size_t)n, dst + 1);
+                body = K->enc_ucs1((const uint8_t *)data, (size_t)n, dst + 1);
             else if (kind == PyUnicode_2BYTE_KIND)
-                body = u8p_K->enc_ucs2((const uint16_t *)data, (size_t)n, dst + 1, &done);
+                body = K->enc_ucs2((const uint16_t *)data, (size_t)n, dst + 1, &done);
             else
-                body = u8p_K->enc_ucs4((const uint32_t *)data, (size_t)n, dst + 1, &done);
+                body = K->enc_ucs4((const uint32_t *)data, (size_t)n, dst + 1, &done);
             if (done != (size_t)n)
                 return 0; /* a surrogate: the general path decides */
             dst[0] = (uint8_t)body;
