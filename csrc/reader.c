@@ -510,8 +510,9 @@ decode_payload(const rd_ctx *c, Py_ssize_t off, Py_ssize_t n)
         /* short: validated and decoded in one pass (kernels/decode_short.h);
          * what it does not take (an error, a surrogate) goes the long way */
         uint32_t cps[U8P_DEC_SHORT_MAX], maxcp;
-        ptrdiff_t k = u8p_D->dec_short ? u8p_D->dec_short(p, (size_t)n, cps, &maxcp)
-                                       : u8p_dec_short(p, (size_t)n, cps, &maxcp);
+        ptrdiff_t k = u8p_D->dec_short && n >= U8P_DEC_SHORT_VEC_MIN
+                          ? u8p_D->dec_short(p, (size_t)n, cps, &maxcp)
+                          : u8p_dec_short(p, (size_t)n, cps, &maxcp);
         if (k >= 0)
             return str_from_code_points(cps, k, maxcp);
     }

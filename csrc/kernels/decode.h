@@ -96,6 +96,19 @@ typedef struct u8p_dec_kernels {
     ptrdiff_t (*dec_short)(const uint8_t *src, size_t n, uint32_t *cp, uint32_t *maxcp);
 } u8p_dec_kernels;
 
+/* The reader calls a table's dec_short from this many bytes on, the inline
+ * one below.  The AVX-512 VBMI one has a fixed latency of about 20 ns (one
+ * chain of mask, compress, permute, lzcnt and multiply-add steps); the
+ * inline loop costs 4-9 ns on 1-6 bytes and about 1.5 ns a byte above,
+ * when the branch predictor knows the payloads (C, 16 payloads in turn,
+ * Intel Xeon family 6 model 207: 12 bytes 14-20 ns against 20-22, 16
+ * bytes 23-25 against 20-22, 32 bytes 48-54 against 20-31).  On real
+ * mixed names it does not know them: read_strings of the corpus names was
+ * 1.01-1.07x slower with the cut at 16 bytes than with none, and the same
+ * as none with it at 6, which keeps one or two code points (the isa
+ * benchmark's 1-code-point rows: 0.51-0.70x scalar with no cut) inline. */
+#define U8P_DEC_SHORT_VEC_MIN 6
+
 /* CPython's wording of a status ("invalid start byte", ...); NULL for OK. */
 const char *u8p_dec_reason(u8p_dec_status st);
 
