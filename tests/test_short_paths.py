@@ -139,6 +139,22 @@ EDGES = [  # valid at the edges of each sequence length, and the nearest invalid
 FILLS = ("ab", "é", "ж", "中", "😀", "aé中😀ж")
 
 
+def _one_pass_payloads(top):
+    """Payloads of up to about top bytes made of each fill (whole sequences),
+    plain and with each edge or invalid sequence at every position."""
+    for fill in FILLS:
+        unit = fill.encode()
+        for n in range(1, top + 1):
+            base = (unit * (n // len(unit) + 1))[:n]
+            base = base.decode("utf-8", "ignore").encode()  # whole sequences only
+            yield base
+            for edge in EDGES:
+                for i in range(0, len(base) + 1, max(1, len(unit))):
+                    payload = base[:i] + edge + base[i:]
+                    if len(payload) <= top + 2:
+                        yield payload
+
+
 @pytest.mark.parametrize("errors", ["strict", "surrogatepass", "surrogateescape", "replace",
                                     "ignore", "backslashreplace"])
 def test_reader_one_pass_short_payloads(errors):
@@ -146,17 +162,8 @@ def test_reader_one_pass_short_payloads(errors):
     rest go the two-pass road) made of each fill, with each edge or invalid
     sequence at every position: value, storage kind and error exactly as
     bytes.decode."""
-    for fill in FILLS:
-        unit = fill.encode()
-        for n in range(1, 71):
-            base = (unit * (n // len(unit) + 1))[:n]
-            base = base.decode("utf-8", "ignore").encode()  # whole sequences only
-            _check_payload(base, errors)
-            for edge in EDGES:
-                for i in range(0, len(base) + 1, max(1, len(unit))):
-                    payload = base[:i] + edge + base[i:]
-                    if len(payload) <= 72:
-                        _check_payload(payload, errors)
+    for payload in _one_pass_payloads(70):
+        _check_payload(payload, errors)
 
 
 @pytest.mark.parametrize("level", _core._decode_isa_levels())
@@ -167,17 +174,8 @@ def test_reader_one_pass_short_payloads_every_level(level):
     takes, and hand everything else to the two-pass road."""
     prev = _core._set_decode_isa(level)
     try:
-        for fill in FILLS:
-            unit = fill.encode()
-            for n in range(1, 67):
-                base = (unit * (n // len(unit) + 1))[:n]
-                base = base.decode("utf-8", "ignore").encode()
-                _check_payload(base, "strict")
-                for edge in EDGES:
-                    for i in range(0, len(base) + 1, max(1, len(unit))):
-                        payload = base[:i] + edge + base[i:]
-                        if len(payload) <= 66:
-                            _check_payload(payload, "strict")
+        for payload in _one_pass_payloads(66):
+            _check_payload(payload, "strict")
     finally:
         _core._set_decode_isa(prev)
 
