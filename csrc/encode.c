@@ -196,6 +196,20 @@ u8p_body_encode(const u8p_str *v, u8p_errors eh, uint8_t *dst)
     return (Py_ssize_t)(d - dst);
 }
 
+Py_ssize_t
+u8p_prefixed_encode(const u8p_str *v, u8p_errors eh, u8p_prefix pf, uint8_t *dst)
+{
+    Py_ssize_t pw = (Py_ssize_t)u8p_prefix_size(pf, (uint64_t)v->n), bw;
+    Py_ssize_t body = u8p_body_encode(v, eh, dst + pw);
+    if (body < 0)
+        return body;
+    bw = (Py_ssize_t)u8p_prefix_size(pf, (uint64_t)body);
+    if (bw != pw) /* crossed a width boundary, or "ignore" shrank it */
+        memmove(dst + bw, dst + pw, (size_t)body);
+    u8p_prefix_write(pf, dst, (uint64_t)body);
+    return bw + body;
+}
+
 int
 u8p_body_encode_counted(const u8p_str *v, u8p_errors eh, uint8_t *dst, Py_ssize_t expected)
 {

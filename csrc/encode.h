@@ -138,6 +138,17 @@ Py_ssize_t u8p_body_length(const u8p_str *v, u8p_errors eh);
 Py_ssize_t u8p_body_encode(const u8p_str *v, u8p_errors eh, uint8_t *dst);
 
 /*
+ * One pass with the prefix backfilled (Lucene's writeString): encodes the
+ * body behind the prefix width of the fewest bytes it can take,
+ * u8p_prefix_size(pf, v->n), moves it if the width its length needs differs
+ * (a longer body, or "ignore" dropping surrogates), and writes the prefix.
+ * dst has room for u8p_prefix_size(pf, worst) + worst bytes, worst =
+ * v->n * u8p_max_bytes_per_cp(v) <= u8p_prefix_max(pf).  Returns the prefix
+ * and body bytes written, or u8p_body_encode's -1 / U8P_NEED_CODEC.
+ */
+Py_ssize_t u8p_prefixed_encode(const u8p_str *v, u8p_errors eh, u8p_prefix pf, uint8_t *dst);
+
+/*
  * Encodes a body whose length u8p_body_length gave as `expected` (so no
  * error can arise); returns 0, or -1 with SystemError if the kernels'
  * length and encoding disagree (a bug, reported rather than written).

@@ -35,12 +35,13 @@ prefixed_from(u8p_prefix pf, PyObject *b)
     return out;
 }
 
-/* One prefixed string as a new bytes object, sized exactly. */
 /* encode(): UCS4 strs whose UTF-8 may take up to this many bytes are
  * encoded in one pass into a worst-case buffer; longer ones are counted
  * first */
 #define U8P_ENCODE_ONE_PASS_MAX ((Py_ssize_t)1 << 20)
 
+/* One prefixed string as a new bytes object, sized exactly (UCS4: sized
+ * for the worst case, then shrunk to it). */
 static PyObject *
 mod_encode(PyObject *module, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
@@ -127,24 +128,17 @@ mod_encode(PyObject *module, PyObject *const *args, Py_ssize_t nargs, PyObject *
          * and the one pass took 0.35-0.5x the time at 1000-4096 code points;
          * for UCS1 and UCS2 counting is cheap and the 2-3x larger
          * allocation made encode() 1.1-2x slower (Latin-1 at 4096: 0.5x). */
-        Py_ssize_t worst = v.n * u8p_max_bytes_per_cp(&v), bw;
-        uint8_t *dst;
-        pw = (Py_ssize_t)u8p_prefix_size(pf, (uint64_t)v.n);
+        Py_ssize_t worst = v.n * u8p_max_bytes_per_cp(&v);
         out = PyBytes_FromStringAndSize(
             NULL, (Py_ssize_t)u8p_prefix_size(pf, (uint64_t)worst) + worst);
         if (out == NULL)
             return NULL;
-        dst = (uint8_t *)PyBytes_AS_STRING(out);
-        body = u8p_body_encode(&v, eh, dst + pw);
+        body = u8p_prefixed_encode(&v, eh, pf, (uint8_t *)PyBytes_AS_STRING(out));
         if (body < 0) {
             Py_DECREF(out);
         }
         else {
-            bw = (Py_ssize_t)u8p_prefix_size(pf, (uint64_t)body);
-            if (bw != pw) /* a wider prefix, or "ignore" made it narrower */
-                memmove(dst + bw, dst + pw, (size_t)body);
-            u8p_prefix_write(pf, dst, (uint64_t)body);
-            if (_PyBytes_Resize(&out, bw + body) < 0)
+            if (_PyBytes_Resize(&out, body) < 0)
                 return NULL;
             return out;
         }

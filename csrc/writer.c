@@ -208,6 +208,16 @@ copy_body(uint8_t *dst, const void *src, Py_ssize_t n)
     }
 }
 
+/* Most UTF-8 bytes one code point of a (ready) str can take: 1 for ASCII,
+ * 2, 3, 4 for UCS1, UCS2, UCS4 storage. */
+static inline Py_ssize_t
+u8p_max_utf8_per_cp(PyObject *s)
+{
+    if (PyUnicode_IS_ASCII(s))
+        return 1;
+    return PyUnicode_KIND(s) == PyUnicode_4BYTE_KIND ? 4 : (Py_ssize_t)PyUnicode_KIND(s) + 1;
+}
+
 /* The common short case, shared by write_string's and write_strings' fast
  * paths: a compact str whose UTF-8 takes under 128 bytes at most (under
  * 128 ASCII characters, 63 UCS1, 42 UCS2, 31 UCS4) into a UTF-8 "varint"
@@ -236,7 +246,7 @@ writer_put_short(WriterObject *w, PyObject *s)
     else if (PyUnicode_IS_COMPACT(s)) { /* compact: ready, data after the header */
         const Py_ssize_t n = PyUnicode_GET_LENGTH(s);
         const int kind = (int)PyUnicode_KIND(s);
-        const Py_ssize_t worst = n * (kind == PyUnicode_4BYTE_KIND ? 4 : kind + 1);
+        const Py_ssize_t worst = n * u8p_max_utf8_per_cp(s);
         if (worst < 0x80 && worst < w->cap - w->len) {
             const void *data = (const void *)((PyCompactUnicodeObject *)s + 1);
             uint8_t *dst = w->buf + w->len;
@@ -323,31 +333,24 @@ writer_put_view(WriterObject *w, const u8p_str *vp)
 
     maxb = u8p_max_bytes_per_cp(&v);
     if (v.n <= (PY_SSIZE_T_MAX - U8P_PREFIX_MAX_BYTES) / maxb) {
-        Py_ssize_t worst = v.n * maxb;
-        pw = (Py_ssize_t)u8p_prefix_size(pf, (uint64_t)v.n);
+        Py_ssize_t worst = v.n * maxb, r;
         /* One pass only when the worst case fits as it is: a writer never
          * grows for bytes it may not need (counting is cheap; growth is
          * geometric, so the room is there for most strings).  The body is
          * encoded behind the prefix width of the fewest bytes it can take;
          * when the prefix width of the worst case is larger (a long string
          * near a width boundary), a body that does cross it is moved up by
-         * the difference afterwards, which costs less than counting every
-         * such string first. */
+         * the difference afterwards (u8p_prefixed_encode), which costs less
+         * than counting every such string first. */
         if ((uint64_t)worst <= u8p_prefix_max(pf) &&
             (Py_ssize_t)u8p_prefix_size(pf, (uint64_t)worst) + worst <= w->cap - w->len) {
-            Py_ssize_t bw;
-            dst = w->buf + w->len;
-            body = u8p_body_encode(&v, w->eh, dst + pw);
-            if (body == U8P_NEED_CODEC)
+            r = u8p_prefixed_encode(&v, w->eh, pf, w->buf + w->len);
+            if (r == U8P_NEED_CODEC)
                 return writer_put_via_codec(w, &v);
-            if (body < 0)
+            if (r < 0)
                 return -1;
-            bw = (Py_ssize_t)u8p_prefix_size(pf, (uint64_t)body);
-            if (bw != pw) /* crossed a width boundary, or "ignore" shrank it */
-                memmove(dst + bw, dst + pw, (size_t)body);
-            u8p_prefix_write(pf, dst, (uint64_t)body);
-            w->len += bw + body;
-            return bw + body;
+            w->len += r;
+            return r;
         }
     }
 
@@ -495,16 +498,6 @@ Writer_write_string(WriterObject *self, PyObject *s)
             return writer_result(self, start, r);
     }
     return writer_write_string_any(self, s);
-}
-
-/* Most UTF-8 bytes one code point of a (ready) str can take: 1 for ASCII,
- * 2, 3, 4 for UCS1, UCS2, UCS4 storage. */
-static inline Py_ssize_t
-u8p_max_utf8_per_cp(PyObject *s)
-{
-    if (PyUnicode_IS_ASCII(s))
-        return 1;
-    return PyUnicode_KIND(s) == PyUnicode_4BYTE_KIND ? 4 : (Py_ssize_t)PyUnicode_KIND(s) + 1;
 }
 
 /* Presizing a batch pays when it has a few items; it is skipped when the

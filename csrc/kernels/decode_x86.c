@@ -500,16 +500,10 @@ avx2_to_ucs1_checked(const uint8_t *s, size_t n, uint8_t *d, size_t cap)
  */
 #define T_VBMI __attribute__((target("avx512f,avx512bw,avx512cd,avx512vbmi,avx512vbmi2,avx2,popcnt")))
 
-static inline uint64_t
-dec_low_bits64(size_t k) /* k in 0..64 */
-{
-    return k >= 64 ? ~(uint64_t)0 : (((uint64_t)1 << k) - 1);
-}
-
 T_VBMI static ptrdiff_t
 vbmi_dec_short(const uint8_t *s, size_t n, uint32_t *cp, uint32_t *maxcp)
 {
-    const uint64_t live = dec_low_bits64(n);
+    const uint64_t live = u8p_low_bits64(n);
     const __m512i b = _mm512_maskz_loadu_epi8(live, s);
     uint64_t hi = _mm512_movepi8_mask(b) & live, cont, lead, l2, l3, l4, ge_e0, ge_f0, req;
     __m512i pos, iota, spread, step;
@@ -562,7 +556,7 @@ vbmi_dec_short(const uint8_t *s, size_t n, uint32_t *cp, uint32_t *maxcp)
                                0x0F0F0F0F);
     step = _mm512_set1_epi32(0x03020100);
     for (g = 0; g < k; g += 16) {
-        __mmask16 lanes = (__mmask16)dec_low_bits64(k - g < 16 ? k - g : 16);
+        __mmask16 lanes = (__mmask16)u8p_low_bits64(k - g < 16 ? k - g : 16);
         __m512i at = _mm512_add_epi8(_mm512_permutexvar_epi8(spread, pos), step);
         __m512i x = _mm512_permutexvar_epi8(at, b); /* [lead, b1, b2, b3] */
         /* leading ones of the lead byte: 0 ASCII, else the length */

@@ -36,6 +36,14 @@
 #define U8P_SIMD_MIN_UNITS 16
 #endif
 
+/* A mask of the low k bits, k in 0..64 (AVX-512 masked loads and stores
+ * of the first k elements). */
+static inline uint64_t
+u8p_low_bits64(size_t k)
+{
+    return k >= 64 ? ~(uint64_t)0 : (((uint64_t)1 << k) - 1);
+}
+
 #if U8P_X86_SIMD
 /* The AVX2 kernels, which the AVX-512 table uses where they are faster. */
 size_t u8p_avx2_len_ucs1(const uint8_t *src, size_t n);

@@ -121,12 +121,6 @@ avx512_len_ucs4(const uint32_t *src, size_t n, size_t *nsurr)
 #define U8P_VBMI2_MIN_UNITS_UCS4 5
 #endif
 
-static inline uint64_t
-low_bits64(size_t k) /* k in 0..64 */
-{
-    return k >= 64 ? ~(uint64_t)0 : (((uint64_t)1 << k) - 1);
-}
-
 /*
  * 16 code points (32-bit lanes) -> UTF-8, the step of every UCS2 and UCS4
  * loop below: each code point's sequence is built right-aligned in its
@@ -197,7 +191,7 @@ vbmi_lanes_store(const vbmi_lanes_tab *t, __m512i c, __mmask16 lanes, uint8_t *d
 {
     __m512i o;
     size_t cnt = vbmi_lanes(t, c, lanes, &o);
-    _mm512_mask_storeu_epi8(d, low_bits64(cnt), o);
+    _mm512_mask_storeu_epi8(d, u8p_low_bits64(cnt), o);
     return cnt;
 }
 
@@ -208,7 +202,7 @@ vbmi2_enc_ucs1(const uint8_t *src, size_t n, uint8_t *dst)
     size_t i = 0;
     while (i < n) {
         size_t take = n - i < 32 ? n - i : 32, cnt;
-        __mmask32 lanes = (__mmask32)low_bits64(take), big;
+        __mmask32 lanes = (__mmask32)u8p_low_bits64(take), big;
         __m512i w, two, keepv;
         __mmask64 keep;
         if (n - i >= 64) {
@@ -234,7 +228,7 @@ vbmi2_enc_ucs1(const uint8_t *src, size_t n, uint8_t *dst)
         keep = _mm512_movepi8_mask(keepv);
         cnt = (size_t)__builtin_popcountll(keep);
         _mm512_mask_storeu_epi8(
-            d, low_bits64(cnt),
+            d, u8p_low_bits64(cnt),
             _mm512_maskz_compress_epi8(keep, _mm512_mask_blend_epi16(big, w, two)));
         d += cnt;
         i += take;
@@ -249,7 +243,7 @@ vbmi2_enc_ucs1(const uint8_t *src, size_t n, uint8_t *dst)
         __mmask16 sur_ = _mm512_cmpeq_epi32_mask(_mm512_and_si512((c), kF800), kD800) & (lanes); \
         if (sur_) {                                                           \
             size_t first_ = (size_t)__builtin_ctz(sur_);                      \
-            d += vbmi_lanes_store(&t_, (c), (__mmask16)low_bits64(first_), d); \
+            d += vbmi_lanes_store(&t_, (c), (__mmask16)u8p_low_bits64(first_), d); \
             i += first_;                                                      \
             break;                                                            \
         }                                                                     \
@@ -269,7 +263,7 @@ vbmi2_enc_ucs2(const uint16_t *src, size_t n, uint8_t *dst, size_t *done)
         return u8p_scalar_enc_ucs2(src, n, dst, done);
     while (i < n) {
         size_t take = n - i < 16 ? n - i : 16;
-        __mmask16 lanes = (__mmask16)low_bits64(take);
+        __mmask16 lanes = (__mmask16)u8p_low_bits64(take);
         __m512i c;
         if (n - i >= 32) {
             __m512i v = _mm512_loadu_si512(src + i);
@@ -332,9 +326,8 @@ vbmi_len_ucs4(const uint32_t *src, size_t n, size_t *nsurr)
  * code points, 6 % emoji among ASCII words: 1.09-1.16x faster without it;
  * 8 K code points of cldr_emoji.tsv: 1.06-1.11x). */
 U8P_VBMI2_INL static inline size_t
-vbmi_ucs4_rounds(const uint32_t *src, size_t n, uint8_t **dp)
+vbmi_ucs4_rounds(const vbmi_lanes_tab *t, const uint32_t *src, size_t n, uint8_t **dp)
 {
-    const vbmi_lanes_tab t = vbmi_lanes_tab_make();
     const __m512i kD800 = _mm512_set1_epi32(0xD800);
     const __m512i kHigh = _mm512_set1_epi32((int)0xFFFFFF80u);
     uint8_t *d = *dp;
@@ -360,8 +353,8 @@ vbmi_ucs4_rounds(const uint32_t *src, size_t n, uint8_t **dp)
         }
         for (k = 0; k < 4; k++) {
             __m512i o;
-            size_t cnt = vbmi_lanes(&t, c[k], (__mmask16)0xFFFF, &o);
-            _mm512_mask_storeu_epi8(d, low_bits64(cnt), o);
+            size_t cnt = vbmi_lanes(t, c[k], (__mmask16)0xFFFF, &o);
+            _mm512_mask_storeu_epi8(d, u8p_low_bits64(cnt), o);
             d += cnt;
         }
     }
@@ -380,10 +373,10 @@ vbmi2_enc_ucs4(const uint32_t *src, size_t n, uint8_t *dst, size_t *done)
     if (n < U8P_VBMI2_MIN_UNITS_UCS4)
         return u8p_scalar_enc_ucs4(src, n, dst, done);
     if (n >= 64)
-        i = vbmi_ucs4_rounds(src, n, &d);
+        i = vbmi_ucs4_rounds(&t_, src, n, &d);
     while (i < n) {
         size_t take = n - i < 16 ? n - i : 16;
-        __mmask16 lanes = (__mmask16)low_bits64(take);
+        __mmask16 lanes = (__mmask16)u8p_low_bits64(take);
         __m512i c = _mm512_maskz_loadu_epi32(lanes, src + i);
         if (take == 16 && !_mm512_cmpge_epu32_mask(c, _mm512_set1_epi32(0x80))) {
             _mm_storeu_si128((__m128i *)d, _mm512_cvtepi32_epi8(c));
