@@ -398,9 +398,11 @@ u8p_mbody_via_handler(const u8p_str *v, PyObject *errors)
     const char *name = errors ? PyUnicode_AsUTF8(errors) : "strict";
     const uint8_t *base = (const uint8_t *)v->data;
     Py_ssize_t i = 0, n = v->n;
+    int escape;
 
     if (name == NULL || (handler = PyCodec_LookupError(name)) == NULL)
         return NULL;
+    escape = strcmp(name, "surrogateescape") == 0;
     for (;;) {
         size_t done = 0;
         Py_ssize_t j, newpos;
@@ -414,6 +416,17 @@ u8p_mbody_via_handler(const u8p_str *v, PyObject *errors)
         if (i >= n)
             break;
         j = surrogate_run_end(v, i);
+        if (escape) {
+            /* as CPython's UTF-8 encoder: the run's U+DC80..U+DCFF head is
+             * written as its low bytes, the handler gets the rest */
+            Py_UCS4 c;
+            while (i < j && (c = cp_at(v, i)) >= 0xDC80 && c <= 0xDCFF) {
+                b.p[b.len++] = (uint8_t)(c & 0xFF);
+                i++;
+            }
+            if (i == j)
+                continue;
+        }
         exc = PyObject_CallFunction(PyExc_UnicodeEncodeError, "sOnns", "utf-8", v->obj, i, j,
                                     "surrogates not allowed");
         if (exc == NULL)

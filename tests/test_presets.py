@@ -1,6 +1,7 @@
 """Wire-format presets (prefix=) and encoding="mutf-8": the C core against
 the pure-Python reference in utf8pfx._reference, every preset both ways."""
 import codecs
+import itertools
 
 import pytest
 from hypothesis import given
@@ -278,3 +279,26 @@ def test_custom_handler_mutf8():
 
 def test_prefix_max_table():
     assert PREFIX_MAX["u16be"] == 65535 and PREFIX_MAX["i32be"] == 2**31 - 1
+
+
+@pytest.mark.parametrize("handler", ["strict", "surrogateescape", "replace", "backslashreplace"])
+def test_mutf8_error_positions_match_cpython_utf8(handler):
+    """MUTF-8 hands a surrogate run to the handler where CPython's UTF-8
+    encoder does, also when the string takes the MUTF-8-only path (a NUL or
+    a supplementary character in it): under surrogateescape the run's
+    U+DC80..U+DCFF head is escaped first and the error starts after it."""
+    alphabet = ["a", "\x00", "\U0001f600", "\udc80", "\udcff", "\udc7f", "\ud800"]
+    for n in range(1, 4):
+        for t in itertools.product(alphabet, repeat=n):
+            s = "".join(t)
+            try:
+                s.encode("utf-8", handler)
+                continue  # no error: the bytes are compared elsewhere
+            except UnicodeEncodeError as e:
+                want = (e.start, e.end, e.reason, e.encoding)
+            for fn in (lambda: encode(s, handler, encoding="mutf-8"),
+                       lambda: BufferWriter(errors=handler, encoding="mutf-8").write_string(s)):
+                with pytest.raises(UnicodeEncodeError) as ei:
+                    fn()
+                got = ei.value
+                assert (got.start, got.end, got.reason, got.encoding) == want, repr(s)

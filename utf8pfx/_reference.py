@@ -86,7 +86,9 @@ def _is_surrogate(ch: str) -> bool:
 def mutf8_encode(s: str, errors: str = "strict") -> bytes:
     """Java's modified UTF-8 of s.  Lone surrogates go to the error handler
     exactly as the UTF-8 codec hands them over (one call per run, a
-    UnicodeEncodeError naming "utf-8"); "surrogatepass" writes their 3 bytes."""
+    UnicodeEncodeError naming "utf-8"; under "surrogateescape" the run's
+    escapable head is written first and the error starts after it);
+    "surrogatepass" writes their 3 bytes."""
     out = bytearray()
     i, n = 0, len(s)
     while i < n:
@@ -102,6 +104,14 @@ def mutf8_encode(s: str, errors: str = "strict") -> bytes:
                 out += _mutf8_char(ord(ch))
             i = j
             continue
+        if errors == "surrogateescape":
+            # as CPython's UTF-8 encoder: the run's leading U+DC80..U+DCFF
+            # become their low bytes; the handler sees the rest of the run
+            while i < j and 0xDC80 <= ord(s[i]) <= 0xDCFF:
+                out.append(ord(s[i]) & 0xFF)
+                i += 1
+            if i == j:
+                continue
         exc = UnicodeEncodeError("utf-8", s, i, j, "surrogates not allowed")
         rep, pos = codecs.lookup_error(errors)(exc)
         if isinstance(rep, str):
