@@ -237,8 +237,16 @@ writer_put_short(WriterObject *w, PyObject *s)
         const Py_ssize_t n = PyUnicode_GET_LENGTH(s);
         if (n < 0x80 && n < w->cap - w->len) {
             uint8_t *dst = w->buf + w->len;
+            const uint8_t *src = (const uint8_t *)((PyASCIIObject *)s + 1);
             dst[0] = (uint8_t)n;
-            copy_body(dst + 1, (const void *)((PyASCIIObject *)s + 1), n);
+#ifdef U8P_HAVE_COPY_SLACK
+            /* up to 32 characters with 16 bytes of room past the body
+             * (the header before src is at least 40 bytes) */
+            if (n <= 32 && 16 + n < w->cap - w->len)
+                u8p_copy_slack(dst + 1, src, n);
+            else
+#endif
+                copy_body(dst + 1, src, n);
             w->len += n + 1;
             return n + 1;
         }

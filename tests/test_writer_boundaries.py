@@ -262,3 +262,29 @@ def test_long_ucs4_mixed_text(kernels, n):
     check_string(_ucs4_text(n))
     for p in (0, n // 2, n - 1):
         check_string("a" * p + "\U0001F600" + "b" * (n - p - 1))
+
+
+def test_short_ascii_at_every_length_and_room():
+    """The short path's ASCII copy moves up to 32 characters in two 16-byte
+    steps when the writer has 16 bytes of room past the body, and the
+    length-class copy otherwise: every length 0..40 at every room from just
+    enough to well past it, after a head of each alignment, by write_string
+    and in a batch; the bytes written before stay as they were, a view
+    taken before sees its bytes unchanged."""
+    from utf8pfx import BufferWriter
+
+    for n in range(41):
+        s = "".join(chr(0x21 + (i * 7) % 94) for i in range(n))
+        want = bytes([n]) + s.encode()
+        for head in (0, 1, 7, 16):
+            for room in range(n + 1, n + 20):
+                w = BufferWriter(head + room)
+                w.write_raw(b"\xa5" * head)
+                with memoryview(w) as before:
+                    w.write_string((s + "\0")[:-1])  # a fresh str
+                    assert bytes(before) == b"\xa5" * head
+                assert w.getvalue() == b"\xa5" * head + want, (n, head, room)
+                w = BufferWriter(head + 2 * room)
+                w.write_raw(b"\xa5" * head)
+                w.write_strings([(s + "\0")[:-1], (s + "\0")[:-1]])
+                assert w.getvalue() == b"\xa5" * head + want + want, (n, head, room)

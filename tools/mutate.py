@@ -83,6 +83,12 @@ MUTANTS = [
     ("M27", "csrc/writer.c", "            if (done != (size_t)n)\n                return 0;",
      "            if (0)\n                return 0;",
      "short path keeps the output of a str the kernel stopped at a surrogate"),
+    ("M28", "csrc/encode.h", "    x = ((unsigned __int128)hi << 64 | lo) >> (s / 2) >> (s - s / 2);",
+     "    x = ((unsigned __int128)hi << 64 | lo) >> (s / 2);",
+     "short ASCII copy: the head is shifted by half the distance"),
+    ("M29", "csrc/writer.c", "            if (n <= 32 && 16 + n < w->cap - w->len)",
+     "            if (n <= 32 && n < w->cap - w->len)",
+     "short ASCII copy takes 16 bytes of room it may not have"),
 ]
 
 SUBSET = ["tests/test_writer_errors.py", "tests/test_gaps.py", "tests/test_writer_growth.py",
