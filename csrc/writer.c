@@ -42,17 +42,19 @@
  * (32 no better); 3 was too close (1.01-1.07x). */
 #define W_AHEAD 16
 #if defined(__GNUC__) || defined(__clang__)
-#define W_PREFETCH_AHEAD(seq, idx)                                            \
+#define W_PREFETCH_AT(items, size, idx)                                       \
     do {                                                                      \
-        if ((idx) + W_AHEAD < PySequence_Fast_GET_SIZE(seq)) {                \
-            const char *nx_ = (const char *)PySequence_Fast_GET_ITEM((seq), (idx) + W_AHEAD); \
+        if ((idx) + W_AHEAD < (size)) {                                       \
+            const char *nx_ = (const char *)(items)[(idx) + W_AHEAD];         \
             __builtin_prefetch(nx_);                                          \
             __builtin_prefetch(nx_ + 64);                                     \
         }                                                                     \
     } while (0)
 #else
-#define W_PREFETCH_AHEAD(seq, idx) ((void)0)
+#define W_PREFETCH_AT(items, size, idx) ((void)0)
 #endif
+#define W_PREFETCH_AHEAD(seq, idx)                                            \
+    W_PREFETCH_AT(PySequence_Fast_ITEMS(seq), PySequence_Fast_GET_SIZE(seq), idx)
 
 /* The per-string path is inlined into each method's loop; the rare large
  * path stays out of it (cold: laid out apart, optimised for size); W_APART
@@ -60,14 +62,17 @@
  * stays small. */
 #if defined(__GNUC__) || defined(__clang__)
 #define W_HOT static inline __attribute__((always_inline))
+#define W_EXPECT(x, v) __builtin_expect(!!(x), (v))
 #define W_COLD static __attribute__((noinline, cold))
 #define W_APART static __attribute__((noinline))
 #elif defined(_MSC_VER)
 #define W_HOT static __forceinline
+#define W_EXPECT(x, v) (x)
 #define W_COLD static __declspec(noinline)
 #define W_APART static __declspec(noinline)
 #else
 #define W_HOT static inline
+#define W_EXPECT(x, v) (x)
 #define W_COLD static
 #define W_APART static
 #endif
@@ -224,30 +229,33 @@ u8p_max_utf8_per_cp(PyObject *s)
  * writer with room for that most (the caller checks the writer's format
  * once).  ASCII is copied; the others go straight to the kernel of their
  * kind, behind the one-byte prefix.  Writes the prefix byte and the body
- * and returns the bytes appended, or 0 for any other str, and for one with
- * a surrogate: the kernel stops at it, w->len has not moved, and the
+ * at buf + len (cap - len bytes free) and returns the bytes written, which
+ * the caller adds to its length; 0 for any other str, and for one with a
+ * surrogate: the kernel stops at it, nothing counts as written, and the
  * general path (which applies the error handler) starts over.  Runs no
- * Python code. */
+ * Python code.  Takes the writer's fields as values so that write_strings'
+ * loop keeps its length in a register (a store through dst may alias any
+ * field of the writer: through the object, each item would wait for the
+ * last one's store of w->len). */
 W_HOT Py_ssize_t
-writer_put_short(WriterObject *w, PyObject *s)
+short_put(uint8_t *const buf, const Py_ssize_t len, const Py_ssize_t cap, PyObject *s)
 {
     if (!PyUnicode_CheckExact(s))
         return 0;
-    if (PyUnicode_IS_COMPACT_ASCII(s)) {
+    if (W_EXPECT(PyUnicode_IS_COMPACT_ASCII(s), 1)) { /* keeps ASCII first */
         const Py_ssize_t n = PyUnicode_GET_LENGTH(s);
-        if (n < 0x80 && n < w->cap - w->len) {
-            uint8_t *dst = w->buf + w->len;
+        if (n < 0x80 && n < cap - len) {
+            uint8_t *dst = buf + len;
             const uint8_t *src = (const uint8_t *)((PyASCIIObject *)s + 1);
             dst[0] = (uint8_t)n;
 #ifdef U8P_HAVE_COPY_SLACK
             /* up to 32 characters with 16 bytes of room past the body
              * (the header before src is at least 40 bytes) */
-            if (n <= 32 && 16 + n < w->cap - w->len)
+            if (n <= 32 && 16 + n < cap - len)
                 u8p_copy_slack(dst + 1, src, n);
             else
 #endif
                 copy_body(dst + 1, src, n);
-            w->len += n + 1;
             return n + 1;
         }
     }
@@ -255,9 +263,9 @@ writer_put_short(WriterObject *w, PyObject *s)
         const Py_ssize_t n = PyUnicode_GET_LENGTH(s);
         const int kind = (int)PyUnicode_KIND(s);
         const Py_ssize_t worst = n * u8p_max_utf8_per_cp(s);
-        if (worst < 0x80 && worst < w->cap - w->len) {
+        if (worst < 0x80 && worst < cap - len) {
             const void *data = (const void *)((PyCompactUnicodeObject *)s + 1);
-            uint8_t *dst = w->buf + w->len;
+            uint8_t *dst = buf + len;
             size_t body, done = (size_t)n;
             /* one or two code points: the scalar loop at every level (it
              * was the fastest or within 0.3 ns of it at every level and
@@ -273,7 +281,6 @@ writer_put_short(WriterObject *w, PyObject *s)
             if (done != (size_t)n)
                 return 0; /* a surrogate: the general path decides */
             dst[0] = (uint8_t)body;
-            w->len += (Py_ssize_t)body + 1;
             return (Py_ssize_t)body + 1;
         }
     }
@@ -489,7 +496,7 @@ writer_write_string_any(WriterObject *self, PyObject *s)
  * write_string.  The common call, a short compact str (UTF-8 of under 128
  * bytes at most) into a UTF-8 "varint" writer with room, no other thread
  * in a GIL-free call and no batch under way, is done here in a small
- * function (writer_put_short, then the result int, whose failure takes the
+ * function (short_put, then the result int, whose failure takes the
  * write back as every write's does: 52 instructions a name under
  * callgrind, over the ASCII corpus names, against 82 through the general
  * path); every other call goes to writer_write_string_any, which does the
@@ -501,9 +508,11 @@ Writer_write_string(WriterObject *self, PyObject *s)
 {
     if (self->prefix == U8P_PFX_VARINT && self->enc == U8P_ENC_UTF8 && !self->busy &&
         !self->nogil.held) {
-        Py_ssize_t start = self->len, r = writer_put_short(self, s);
-        if (r > 0)
+        const Py_ssize_t start = self->len, r = short_put(self->buf, start, self->cap, s);
+        if (r > 0) {
+            self->len = start + r;
             return writer_result(self, start, r);
+        }
     }
     return writer_write_string_any(self, s);
 }
@@ -595,13 +604,29 @@ Writer_write_strings(WriterObject *self, PyObject *items)
         /* Index the sequence directly; re-read the size each step since a
          * custom error handler could mutate a list. */
         for (idx = 0; idx < PySequence_Fast_GET_SIZE(items); idx++) {
-            PyObject *item = PySequence_Fast_GET_ITEM(items, idx);
+            PyObject *item;
             Py_ssize_t r;
+            if (fast) {
+                /* write_string's common case, as many items in a row as
+                 * take it (no Python code runs: no reference needs holding,
+                 * the list cannot change), the length in a local */
+                PyObject *const *const it = PySequence_Fast_ITEMS(items);
+                const Py_ssize_t size = PySequence_Fast_GET_SIZE(items);
+                uint8_t *const buf = self->buf;
+                const Py_ssize_t cap = self->cap;
+                Py_ssize_t len = self->len;
+                for (; idx < size; idx++) {
+                    W_PREFETCH_AT(it, size, idx);
+                    if ((r = short_put(buf, len, cap, it[idx])) == 0)
+                        break;
+                    len += r;
+                }
+                self->len = len;
+                if (idx == size)
+                    break;
+            }
+            item = PySequence_Fast_GET_ITEM(items, idx);
             W_PREFETCH_AHEAD(items, idx);
-            /* write_string's common case (no Python code runs: no
-             * reference needs holding) */
-            if (fast && writer_put_short(self, item) > 0)
-                continue;
             Py_INCREF(item);
             if (PyUnicode_CheckExact(item)) {
                 /* the worst case of this item (4 bytes a code point and the
