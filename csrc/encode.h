@@ -91,6 +91,60 @@ u8p_copy_slack(uint8_t *dst, const uint8_t *src, Py_ssize_t n)
     memcpy(dst, &lo, 8);
     memcpy(dst + 8, &hi, 8);
 }
+
+/*
+ * The reader's side: a payload of n <= 32 bytes at src, with 16 readable
+ * bytes before it (not the first record of a buffer), checked for ASCII and
+ * copied into a new str's characters (exactly n bytes there, after its
+ * header of 40 bytes or more), with no branch on the length class.  For
+ * n <= 16 the 16 bytes that end at dst + n are read, the payload blended
+ * into their last n bytes and written back: the header bytes before dst
+ * are rewritten with the values they had (the str is new: no one else sees
+ * it).  u8p_short_is_ascii and u8p_copy_short otherwise.
+ */
+static inline int
+u8p_short_ascii_copy_ok(const uint8_t *src, Py_ssize_t n)
+{
+    const Py_ssize_t k = n < 16 ? n : 16, s = 8 * (16 - k);
+    const uint64_t tmask = n > 16 ? ~(uint64_t)0 : 0;
+    uint64_t lo, hi, tlo, thi;
+    unsigned __int128 x;
+    memcpy(&lo, src + k - 16, 8);
+    memcpy(&hi, src + k - 8, 8);
+    x = ((unsigned __int128)hi << 64 | lo) >> (s / 2) >> (s - s / 2);
+    memcpy(&tlo, src + n - 16, 8);
+    memcpy(&thi, src + n - 8, 8);
+    return !(((uint64_t)x | (uint64_t)(x >> 64) | ((tlo | thi) & tmask)) &
+             0x8080808080808080ULL);
+}
+
+static inline void
+u8p_copy_into_new(uint8_t *dst, const uint8_t *src, Py_ssize_t n)
+{
+    uint64_t lo, hi, dlo, dhi;
+    memcpy(&lo, src + n - 16, 8);
+    memcpy(&hi, src + n - 8, 8);
+    if (n > 16) { /* the head, then the tail over it */
+        uint64_t a, b;
+        memcpy(&a, src, 8);
+        memcpy(&b, src + 8, 8);
+        memcpy(dst, &a, 8);
+        memcpy(dst + 8, &b, 8);
+    }
+    else { /* blend: the payload's n bytes over what is at [dst + n - 16, dst) */
+        const Py_ssize_t s = 8 * (16 - n); /* 0..128 bits */
+        const unsigned __int128 keep = ~(unsigned __int128)0 << (s / 2) << (s - s / 2);
+        unsigned __int128 v;
+        memcpy(&dlo, dst + n - 16, 8);
+        memcpy(&dhi, dst + n - 8, 8);
+        v = (((unsigned __int128)hi << 64 | lo) & keep) |
+            (((unsigned __int128)dhi << 64 | dlo) & ~keep);
+        lo = (uint64_t)v;
+        hi = (uint64_t)(v >> 64);
+    }
+    memcpy(dst + n - 16, &lo, 8);
+    memcpy(dst + n - 8, &hi, 8);
+}
 #endif
 
 /* n <= 32 bytes, no call to memcpy (a libc call for a variable length):

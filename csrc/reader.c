@@ -496,6 +496,19 @@ decode_payload(const rd_ctx *c, Py_ssize_t off, Py_ssize_t n)
 
     if (n == 0)
         return PyUnicode_New(0, 0);
+#ifdef U8P_HAVE_COPY_SLACK
+    if (n <= 32 && off >= 16) { /* short, not at the start: no length branches */
+        if (u8p_short_ascii_copy_ok(p, n)) {
+            if (n == 1) /* CPython's shared 1-char singletons */
+                return PyUnicode_FromOrdinal(p[0]);
+            s = PyUnicode_New(n, 0x7F);
+            if (s != NULL)
+                u8p_copy_into_new(PyUnicode_1BYTE_DATA(s), p, n);
+            return s;
+        }
+    }
+    else
+#endif
     if (n <= 32) { /* short: ASCII check and copy inline, no call */
         if (u8p_short_is_ascii(p, n)) {
             if (n == 1) /* CPython's shared 1-char singletons */

@@ -634,3 +634,46 @@ def test_no_leak_in_read_loop():
     finally:
         tracemalloc.stop()
     assert after - before < 64 * 1024
+
+
+def test_short_ascii_payloads_at_every_length_offset_and_byte():
+    """Payloads of up to 32 bytes past the buffer's first 16 are checked for
+    ASCII and copied with no branch on the length class (reading the bytes
+    before the payload, rewriting the new str's header bytes before its
+    characters): every length 0..40 after heads of 0..20 bytes of non-ASCII
+    junk, all ASCII and with one byte >= 0x80 at each position; the strs
+    come back equal, ASCII-flagged, hashing as the same str, and a payload
+    with a non-ASCII byte is never taken as ASCII."""
+    for n in range(41):
+        text = "".join(chr(0x21 + (i * 5) % 94) for i in range(n))
+        payload = text.encode()
+        for head in range(21):
+            junk = bytes(0x80 | (i * 37 % 128) for i in range(head))
+            blob = junk + bytes([n]) + payload + b"\xff" * 3
+            got = _read_at(blob, head)
+            assert got == text and got.isascii() and hash(got) == hash(text), (n, head)
+        for at in range(n):
+            bad = bytearray(payload)
+            bad[at] = 0xC3 if at + 1 < n else 0xE9  # a lead, or a Latin-1 byte alone
+            if at + 1 < n:
+                bad[at + 1] = 0xA9
+            for head in (0, 5, 16, 20):
+                blob = b"x" * head + bytes([n]) + bytes(bad)
+                try:
+                    got = _read_at(blob, head)
+                except UnicodeDecodeError:
+                    assert at + 1 == n  # the lone 0xE9 at the end
+                    continue
+                assert got == bytes(bad).decode() and not got.isascii(), (n, at, head)
+
+
+def _read_at(blob, head):
+    """The string whose record starts at offset head of blob (the record's
+    own offset, so that the bytes before it are readable)."""
+    r = BufferReader(blob)
+    if head:
+        r.read_raw(head)
+    got = r.read_string()
+    # read_strings takes the same path: the record again, in a batch
+    assert BufferReader(blob[head:head + 1 + blob[head]] * 3).read_strings()[1:] == [got] * 2
+    return got
