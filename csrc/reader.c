@@ -496,25 +496,24 @@ decode_payload(const rd_ctx *c, Py_ssize_t off, Py_ssize_t n)
 
     if (n == 0)
         return PyUnicode_New(0, 0);
-#ifdef U8P_HAVE_COPY_SLACK
-    if (n <= 32 && off >= 16) { /* short, not at the start: no length branches */
-        if (u8p_short_ascii_copy_ok(p, n)) {
-            if (n == 1) /* CPython's shared 1-char singletons */
-                return PyUnicode_FromOrdinal(p[0]);
-            s = PyUnicode_New(n, 0x7F);
-            if (s != NULL)
-                u8p_copy_into_new(PyUnicode_1BYTE_DATA(s), p, n);
-            return s;
-        }
-    }
-    else
-#endif
     if (n <= 32) { /* short: ASCII check and copy inline, no call */
+#ifdef U8P_HAVE_COPY_SLACK
+        /* not at the start: no branches on the length class */
+        const int slack = off >= 16;
+        if (slack ? u8p_short_ascii_copy_ok(p, n) : u8p_short_is_ascii(p, n)) {
+#else
         if (u8p_short_is_ascii(p, n)) {
+#endif
             if (n == 1) /* CPython's shared 1-char singletons */
                 return PyUnicode_FromOrdinal(p[0]);
             s = PyUnicode_New(n, 0x7F);
-            if (s != NULL)
+            if (s == NULL)
+                return NULL;
+#ifdef U8P_HAVE_COPY_SLACK
+            if (slack)
+                u8p_copy_into_new(PyUnicode_1BYTE_DATA(s), p, n);
+            else
+#endif
                 u8p_copy_short(PyUnicode_1BYTE_DATA(s), p, n);
             return s;
         }
