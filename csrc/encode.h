@@ -56,40 +56,64 @@ u8p_str_view(PyObject *obj, u8p_str *v, const char *what)
 }
 
 /*
+ * The branch-free short ASCII moves below, only with a 128-bit integer type
+ * (64-bit gcc and clang) on a little-endian CPU (they shift bytes as the
+ * bits of one number); u8p_copy_short and u8p_short_is_ascii otherwise.
+ */
+#if defined(__SIZEOF_INT128__) && defined(__BYTE_ORDER__) && \
+    __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define U8P_HAVE_COPY_SLACK 1
+typedef unsigned __int128 u8p_u128;
+
+/* The 16 bytes at p, little-endian, in two 8-byte moves (a 16-byte vector
+ * load would have to be split into two registers again). */
+static inline u8p_u128
+u8p_load16(const uint8_t *p)
+{
+    uint64_t lo, hi;
+    memcpy(&lo, p, 8);
+    memcpy(&hi, p + 8, 8);
+    return (u8p_u128)hi << 64 | lo;
+}
+
+static inline void
+u8p_store16(uint8_t *p, u8p_u128 v)
+{
+    const uint64_t lo = (uint64_t)v, hi = (uint64_t)(v >> 64);
+    memcpy(p, &lo, 8);
+    memcpy(p + 8, &hi, 8);
+}
+
+/* The k <= 16 bytes that end at p + k, in the low bytes (the 16 bytes that
+ * end there shifted down by 16 - k; the high bytes are zero).  The shift,
+ * 0..128 bits, in two steps of at most 64 each: one of 128 is undefined. */
+static inline u8p_u128
+u8p_head16(const uint8_t *p, Py_ssize_t k)
+{
+    const unsigned s = (unsigned)(8 * (16 - k));
+    return u8p_load16(p + k - 16) >> (s / 2) >> (s - s / 2);
+}
+
+/*
  * n <= 32 bytes from src to dst without a branch on n (the length-class
  * branches of u8p_copy_short can mispredict on names of mixed lengths; A/B
  * on the ASCII corpus names, Intel Xeon family 6 model 207, isa() avx512:
- * write_string 1.32-1.38x, write_strings 1.01-1.10x).  Two 16-byte moves: the 16 bytes that end at
- * src + n, to dst + max(n - 16, 0), then the first min(n, 16) bytes moved
- * down to dst (the 16 bytes that end at src + min(n, 16), shifted right).
+ * write_string 1.32-1.38x, write_strings 1.01-1.10x).  Two 16-byte moves:
+ * the 16 bytes that end at src + n, to dst + max(n - 16, 0), then the
+ * first min(n, 16) bytes moved down to dst (u8p_head16).
  * So it reads [src - 16, src + n) and writes [dst, dst + max(n, 16)); the
  * bytes in [dst + n, dst + 16) are zero.  The caller guarantees both: a
  * compact str's characters follow a header of 40 bytes or more, and the
- * writer has the room.  Only with a 128-bit integer type (64-bit gcc and
- * clang); u8p_copy_short otherwise.
+ * writer has the room.
  */
-#if defined(__SIZEOF_INT128__)
-#define U8P_HAVE_COPY_SLACK 1
 static inline void
 u8p_copy_slack(uint8_t *dst, const uint8_t *src, Py_ssize_t n)
 {
-    const Py_ssize_t k = n < 16 ? n : 16, s = 8 * (16 - k); /* s: 0..128 bits */
-    uint64_t lo, hi;
-    unsigned __int128 x;
-    /* the tail: right when n >= 16; overwritten below when n < 16 */
-    memcpy(&lo, src + n - 16, 8);
-    memcpy(&hi, src + n - 8, 8);
-    memcpy(dst + (n - k), &lo, 8);
-    memcpy(dst + (n - k) + 8, &hi, 8);
-    /* the head: [src + k - 16, src + k) shifted down by 16 - k bytes, in two
-     * steps of at most 64 bits each (a shift by 128 would be undefined) */
-    memcpy(&lo, src + k - 16, 8);
-    memcpy(&hi, src + k - 8, 8);
-    x = ((unsigned __int128)hi << 64 | lo) >> (s / 2) >> (s - s / 2);
-    lo = (uint64_t)x;
-    hi = (uint64_t)(x >> 64);
-    memcpy(dst, &lo, 8);
-    memcpy(dst + 8, &hi, 8);
+    const Py_ssize_t k = n < 16 ? n : 16;
+    /* the tail (one 16-byte vector move): right when n >= 16; overwritten
+     * by the head when n < 16 */
+    memcpy(dst + (n - k), src + n - 16, 16);
+    u8p_store16(dst, u8p_head16(src, k));
 }
 
 /*
@@ -105,45 +129,23 @@ u8p_copy_slack(uint8_t *dst, const uint8_t *src, Py_ssize_t n)
 static inline int
 u8p_short_ascii_copy_ok(const uint8_t *src, Py_ssize_t n)
 {
-    const Py_ssize_t k = n < 16 ? n : 16, s = 8 * (16 - k);
-    const uint64_t tmask = n > 16 ? ~(uint64_t)0 : 0;
-    uint64_t lo, hi, tlo, thi;
-    unsigned __int128 x;
-    memcpy(&lo, src + k - 16, 8);
-    memcpy(&hi, src + k - 8, 8);
-    x = ((unsigned __int128)hi << 64 | lo) >> (s / 2) >> (s - s / 2);
-    memcpy(&tlo, src + n - 16, 8);
-    memcpy(&thi, src + n - 8, 8);
-    return !(((uint64_t)x | (uint64_t)(x >> 64) | ((tlo | thi) & tmask)) &
-             0x8080808080808080ULL);
+    const u8p_u128 tmask = n > 16 ? ~(u8p_u128)0 : 0;
+    const u8p_u128 any = u8p_head16(src, n < 16 ? n : 16) | (u8p_load16(src + n - 16) & tmask);
+    return !(((uint64_t)any | (uint64_t)(any >> 64)) & 0x8080808080808080ULL);
 }
 
 static inline void
 u8p_copy_into_new(uint8_t *dst, const uint8_t *src, Py_ssize_t n)
 {
-    uint64_t lo, hi, dlo, dhi;
-    memcpy(&lo, src + n - 16, 8);
-    memcpy(&hi, src + n - 8, 8);
-    if (n > 16) { /* the head, then the tail over it */
-        uint64_t a, b;
-        memcpy(&a, src, 8);
-        memcpy(&b, src + 8, 8);
-        memcpy(dst, &a, 8);
-        memcpy(dst + 8, &b, 8);
-    }
+    u8p_u128 v = u8p_load16(src + n - 16);
+    if (n > 16) /* the head, then the tail over it */
+        memcpy(dst, src, 16);
     else { /* blend: the payload's n bytes over what is at [dst + n - 16, dst) */
-        const Py_ssize_t s = 8 * (16 - n); /* 0..128 bits */
-        const unsigned __int128 keep = ~(unsigned __int128)0 << (s / 2) << (s - s / 2);
-        unsigned __int128 v;
-        memcpy(&dlo, dst + n - 16, 8);
-        memcpy(&dhi, dst + n - 8, 8);
-        v = (((unsigned __int128)hi << 64 | lo) & keep) |
-            (((unsigned __int128)dhi << 64 | dlo) & ~keep);
-        lo = (uint64_t)v;
-        hi = (uint64_t)(v >> 64);
+        const unsigned s = (unsigned)(8 * (16 - n)); /* 0..128 bits */
+        const u8p_u128 keep = ~(u8p_u128)0 << (s / 2) << (s - s / 2);
+        v = (v & keep) | (u8p_load16(dst + n - 16) & ~keep);
     }
-    memcpy(dst + n - 16, &lo, 8);
-    memcpy(dst + n - 8, &hi, 8);
+    u8p_store16(dst + n - 16, v);
 }
 #endif
 
