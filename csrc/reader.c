@@ -321,6 +321,20 @@ str_from_scanned(const uint8_t *p, Py_ssize_t n, const u8p_scan_result *r)
     return s;
 }
 
+#if U8P_DEC_SHORT_VEC_MIN < 3
+#error "a table's dec_short would make 1-character Latin-1 strs, not CPython's singletons"
+#endif
+
+/* u8p_dec_alloc for a table's dec_short: a new str of k code points of
+ * class top maxcp into *(PyObject **)ctx, and where its characters go. */
+static void *
+new_str_room(void *ctx, size_t k, uint32_t maxcp)
+{
+    PyObject *s = PyUnicode_New((Py_ssize_t)k, (Py_UCS4)maxcp);
+    *(PyObject **)ctx = s;
+    return s == NULL ? NULL : PyUnicode_DATA(s);
+}
+
 /* A str from k code points whose class top is maxcp (u8p_dec_short). */
 static PyObject *
 str_from_code_points(const uint32_t *cps, ptrdiff_t k, uint32_t maxcp)
@@ -521,12 +535,23 @@ decode_payload(const rd_ctx *c, Py_ssize_t off, Py_ssize_t n)
     if (n <= U8P_DEC_SHORT_MAX && c->enc == U8P_ENC_UTF8) {
         /* short: validated and decoded in one pass (kernels/decode_short.h);
          * what it does not take (an error, a surrogate) goes the long way */
-        uint32_t cps[U8P_DEC_SHORT_MAX], maxcp;
-        ptrdiff_t k = u8p_D->dec_short && n >= U8P_DEC_SHORT_VEC_MIN
-                          ? u8p_D->dec_short(p, (size_t)n, cps, &maxcp)
-                          : u8p_dec_short(p, (size_t)n, cps, &maxcp);
-        if (k >= 0)
-            return str_from_code_points(cps, k, maxcp);
+        if (u8p_D->dec_short && n >= U8P_DEC_SHORT_VEC_MIN) {
+            /* the table's own, straight into the str (n >= 6: never one
+             * Latin-1 character, which would want CPython's singleton) */
+            PyObject *made = NULL;
+            ptrdiff_t k = u8p_D->dec_short(p, (size_t)n, new_str_room, &made);
+            if (k >= 0)
+                return made;
+            if (k == -2)
+                return NULL;
+            Py_XDECREF(made); /* refused after the str was made */
+        }
+        else {
+            uint32_t cps[U8P_DEC_SHORT_MAX], maxcp;
+            ptrdiff_t k = u8p_dec_short(p, (size_t)n, cps, &maxcp);
+            if (k >= 0)
+                return str_from_code_points(cps, k, maxcp);
+        }
     }
     if (n >= 64 && u8p_D->copy_ascii != NULL && ascii_likely(p, (size_t)n)) {
         /* the str is allocated first and the check fused with the copy,

@@ -73,6 +73,18 @@ typedef enum {
     U8P_DEC_UNEXPECTED_END = 3        /* "unexpected end of data" */
 } u8p_dec_status;
 
+/*
+ * A table's dec_short, once the payload's shape is known, asks the caller
+ * for room for k code points of class top maxcp (0x7F, 0xFF, 0xFFFF or
+ * 0x10FFFF: 1, 1, 2 or 4 bytes each) and writes them there, with no copy
+ * in between (the reader's new str: a buffer of code points narrowed into
+ * it afterwards cost 1.12-1.17x on the corpus names, mostly loads that
+ * wait on the wide stores just made).  It returns k; or -1 for what the
+ * strict codec refuses (alloc may have been called: its room then holds
+ * garbage, and the caller drops it); or -2 when alloc returned NULL.
+ */
+typedef void *(*u8p_dec_alloc)(void *ctx, size_t k, uint32_t maxcp);
+
 typedef struct {
     size_t ncp;
     uint32_t maxchar;
@@ -91,9 +103,11 @@ typedef struct u8p_dec_kernels {
     u8p_dec_status (*to_ucs1_checked)(const uint8_t *src, size_t n, uint8_t *dst,
                                       size_t cap);
     int (*copy_ascii)(const uint8_t *src, size_t n, uint8_t *dst);
-    /* the reader's one-pass short decoder, as u8p_dec_short in
-     * decode_short.h (n <= U8P_DEC_SHORT_MAX); NULL: use that inline one */
-    ptrdiff_t (*dec_short)(const uint8_t *src, size_t n, uint32_t *cp, uint32_t *maxcp);
+    /* the reader's one-pass short decoder (n <= U8P_DEC_SHORT_MAX): takes
+     * what u8p_dec_short in decode_short.h takes, and writes the code points
+     * straight into the caller's object, in its width (u8p_dec_alloc);
+     * NULL: use that inline one */
+    ptrdiff_t (*dec_short)(const uint8_t *src, size_t n, u8p_dec_alloc alloc, void *ctx);
 } u8p_dec_kernels;
 
 /* The reader calls a table's dec_short from this many bytes on, the inline

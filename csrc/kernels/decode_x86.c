@@ -496,12 +496,16 @@ avx2_to_ucs1_checked(const uint8_t *s, size_t n, uint8_t *d, size_t cap)
  * assemble the payload bits, shifted down by the bytes the lane did not
  * use.  What the structure check cannot see is in the values: overlong
  * forms (below the least value of their length), surrogates and values
- * above U+10FFFF.  Returns -1 for anything the strict codec refuses.
+ * above U+10FFFF.  The count and the class come from the masks, so the
+ * room is asked for (decode.h, u8p_dec_alloc) before the values are made,
+ * and each group goes into it in its width: one byte permute, one masked
+ * store.  Returns -1 for anything the strict codec refuses, -2 when the
+ * room was not given.
  */
 #define T_VBMI __attribute__((target("avx512f,avx512bw,avx512cd,avx512vbmi,avx512vbmi2,avx2,popcnt")))
 
 T_VBMI static ptrdiff_t
-vbmi_dec_short(const uint8_t *s, size_t n, uint32_t *cp, uint32_t *maxcp)
+vbmi_dec_short(const uint8_t *s, size_t n, u8p_dec_alloc alloc, void *ctx)
 {
     const uint64_t live = u8p_low_bits64(n);
     const __m512i b = _mm512_maskz_loadu_epi8(live, s);
@@ -515,14 +519,24 @@ vbmi_dec_short(const uint8_t *s, size_t n, uint32_t *cp, uint32_t *maxcp)
     const __m512i shift = _mm512_setr_epi32(18, 0, 12, 6, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
     const __m512i least = _mm512_setr_epi32(0, 0, 0x80, 0x800, 0x10000, 0, 0, 0, 0, 0, 0, 0, 0,
                                             0, 0, 0);
+    /* a lane's code point -> its bytes in the output width: 1 (bytes 0, 4,
+     * .. 60 to 0..15), 2 (bytes 0, 1, 4, 5, .. to 0..31), 4 (iota) */
+    const __m512i narrow1 = _mm512_setr_epi32(0x0C080400, 0x1C181410, 0x2C282420, 0x3C383430,
+                                              0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
+    const __m512i narrow2 = _mm512_setr_epi32(0x05040100, 0x0D0C0908, 0x15141110, 0x1D1C1918,
+                                              0x25242120, 0x2D2C2928, 0x35343130, 0x3D3C3938,
+                                              0, 0, 0, 0, 0, 0, 0, 0);
+    __m512i narrow;
     unsigned bad = 0;
-    size_t k, g;
+    size_t k, g, w;
+    uint32_t maxcp;
+    uint8_t *d;
 
     if (!hi) { /* ASCII (the reader takes most of these inline) */
-        for (g = 0; g < n; g += 16)
-            _mm512_storeu_si512(cp + g, _mm512_cvtepu8_epi32(_mm_loadu_si128(
-                                            (const __m128i *)((const uint8_t *)&b + g))));
-        *maxcp = 0x7F;
+        d = (uint8_t *)alloc(ctx, n, 0x7F);
+        if (d == NULL)
+            return -2;
+        _mm512_mask_storeu_epi8(d, live, b);
         return (ptrdiff_t)n;
     }
     cont = _mm512_cmpeq_epi8_mask(_mm512_and_si512(b, _mm512_set1_epi8((char)0xC0)),
@@ -544,10 +558,18 @@ vbmi_dec_short(const uint8_t *s, size_t n, uint32_t *cp, uint32_t *maxcp)
         return -1;
 
     k = (size_t)__builtin_popcountll(lead);
+    maxcp = l4 ? 0x10FFFF
+            : (l3 | (lead & _mm512_cmpge_epu8_mask(b, _mm512_set1_epi8((char)0xC4)))) ? 0xFFFF
+                                                                                    : 0xFF;
+    d = (uint8_t *)alloc(ctx, k, maxcp);
+    if (d == NULL)
+        return -2;
     iota = _mm512_setr_epi32(0x03020100, 0x07060504, 0x0B0A0908, 0x0F0E0D0C, 0x13121110,
                              0x17161514, 0x1B1A1918, 0x1F1E1D1C, 0x23222120, 0x27262524,
                              0x2B2A2928, 0x2F2E2D2C, 0x33323130, 0x37363534, 0x3B3A3938,
                              0x3F3E3D3C);
+    w = maxcp == 0x10FFFF ? 4 : maxcp == 0xFFFF ? 2 : 1;
+    narrow = w == 4 ? iota : w == 2 ? narrow2 : narrow1;
     pos = _mm512_maskz_compress_epi8(lead, iota); /* byte j: where lead j is */
     /* lane i of a group gets bytes pos[i] + 0..3 */
     spread = _mm512_setr_epi32(0x00000000, 0x01010101, 0x02020202, 0x03030303, 0x04040404,
@@ -574,15 +596,11 @@ vbmi_dec_short(const uint8_t *s, size_t n, uint32_t *cp, uint32_t *maxcp)
             _mm512_set1_epi32(0xD800));
         e |= _mm512_mask_cmpge_epu32_mask(lanes, v, _mm512_set1_epi32(0x110000));
         bad |= e;
-        _mm512_storeu_si512(cp + g, v);
+        _mm512_mask_storeu_epi8(d + g * w, u8p_low_bits64((k - g < 16 ? k - g : 16) * w),
+                                _mm512_permutexvar_epi8(narrow, v));
         spread = _mm512_add_epi8(spread, _mm512_set1_epi8(16));
     }
-    if (bad)
-        return -1;
-    *maxcp = l4 ? 0x10FFFF
-             : (l3 | (lead & _mm512_cmpge_epu8_mask(b, _mm512_set1_epi8((char)0xC4)))) ? 0xFFFF
-                                                                                        : 0xFF;
-    return (ptrdiff_t)k;
+    return bad ? -1 : (ptrdiff_t)k;
 }
 
 const u8p_dec_kernels u8p_dec_kernels_sse = {

@@ -25,6 +25,36 @@
 #include "decode_short.h"
 #include "tables.h"
 
+/* The room a table's dec_short asks for (decode.h, u8p_dec_alloc): filled
+ * with 0xA5 before each call, so a byte written outside what it asked for
+ * shows, with as much on both sides as a stray 64-byte store could reach. */
+#define SHORT_ROOM_PAD 64
+static struct {
+    uint8_t buf[SHORT_ROOM_PAD + U8P_DEC_SHORT_MAX * 4 + SHORT_ROOM_PAD];
+    uint8_t *at;
+    size_t k;
+    uint32_t maxcp;
+    int asked;
+} room;
+
+static void *
+short_room(void *ctx, size_t k, uint32_t maxcp)
+{
+    if (ctx != (void *)&room) /* the caller's context comes back as given */
+        return NULL;
+    room.asked = 1;
+    room.k = k;
+    room.maxcp = maxcp;
+    return room.at;
+}
+
+static void *
+short_no_room(void *ctx, size_t k, uint32_t maxcp)
+{
+    (void)ctx, (void)k, (void)maxcp;
+    return NULL;
+}
+
 static tt_entry tables[TT_MAX];
 static int ntables;
 static long failures, cases, shorts, vshorts;
@@ -178,24 +208,58 @@ check_dec(const uint8_t *bytes, size_t n, const char *label, const uint32_t *wan
             else if (k > 0 && memcmp(cps, ref_units, (size_t)k * sizeof *cps) != 0)
                 fail("short", "one-pass code points", label, n, surr, -1, -1);
             shorts++;
-            /* and each table's own (vector) short decoder, the same way */
+            /* and each table's own (vector) short decoder, the same way:
+             * it asks for room (short_room) and writes there in the width */
             for (t = 0; t < ntables; t++) {
                 const u8p_dec_kernels *K = (const u8p_dec_kernels *)tables[t].table;
                 const char *tn = tt_short(tables[t].sym);
+                size_t q;
                 if (!tables[t].run || K->dec_short == NULL)
                     continue;
                 guard_cur_level = tn;
-                memset(cps, 0x5A, sizeof cps);
-                mx = 0;
-                k = K->dec_short(src, n, cps, &mx);
+                memset(room.buf, 0xA5, sizeof room.buf);
+                room.at = room.buf + SHORT_ROOM_PAD;
+                room.asked = 0;
+                k = K->dec_short(src, n, short_room, &room);
                 if ((k >= 0) != (rs == U8P_DEC_OK))
                     fail(tn, "short accepts (got) vs scan", label, n, surr, k >= 0, rs);
-                else if (k >= 0 && ((size_t)k != ref.ncp || mx != ref.maxchar))
-                    fail(tn, (size_t)k != ref.ncp ? "short ncp" : "short maxchar", label, n,
-                         surr, (size_t)k != ref.ncp ? (long)k : (long)mx,
+                else if (k >= 0 && !room.asked)
+                    fail(tn, "short took the payload without asking for room", label, n, surr,
+                         (long)k, -1);
+                else if (k >= 0 && ((size_t)k != ref.ncp || room.k != ref.ncp ||
+                                    room.maxcp != ref.maxchar))
+                    fail(tn, (size_t)k != ref.ncp || room.k != ref.ncp ? "short ncp"
+                                                                         : "short maxchar",
+                         label, n, surr, (size_t)k != ref.ncp ? (long)k : (long)room.maxcp,
                          (size_t)k != ref.ncp ? (long)ref.ncp : (long)ref.maxchar);
-                else if (k > 0 && memcmp(cps, ref_units, (size_t)k * sizeof *cps) != 0)
-                    fail(tn, "short code points", label, n, surr, -1, -1);
+                else if (k >= 0) {
+                    const size_t wb = room.maxcp > 0xFFFF ? 4 : room.maxcp > 0xFF ? 2 : 1;
+                    for (q = 0; q < (size_t)k; q++) {
+                        uint32_t u = wb == 1   ? room.at[q]
+                                     : wb == 2 ? (uint32_t)room.at[2 * q] |
+                                                     (uint32_t)room.at[2 * q + 1] << 8
+                                               : (uint32_t)room.at[4 * q] |
+                                                     (uint32_t)room.at[4 * q + 1] << 8 |
+                                                     (uint32_t)room.at[4 * q + 2] << 16 |
+                                                     (uint32_t)room.at[4 * q + 3] << 24;
+                        if (u != ref_units[q]) {
+                            fail(tn, "short code points at", label, n, surr, (long)q, -1);
+                            break;
+                        }
+                    }
+                    /* nothing written outside the room it asked for */
+                    for (q = 0; q < sizeof room.buf; q++)
+                        if ((q < SHORT_ROOM_PAD || q >= SHORT_ROOM_PAD + (size_t)k * wb) &&
+                            room.buf[q] != 0xA5) {
+                            fail(tn, "short wrote outside its room at byte (room offset)",
+                                 label, n, surr, (long)q - SHORT_ROOM_PAD,
+                                 (long)(k * (ptrdiff_t)wb));
+                            break;
+                        }
+                    /* and no room given: -2, nothing written */
+                    if (K->dec_short(src, n, short_no_room, NULL) != -2)
+                        fail(tn, "short without room (want -2)", label, n, surr, -1, -2);
+                }
                 vshorts++;
             }
         }
