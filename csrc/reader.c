@@ -536,7 +536,7 @@ decode_payload(const rd_ctx *c, Py_ssize_t off, Py_ssize_t n)
         /* short: validated and decoded in one pass (kernels/decode_short.h);
          * what it does not take (an error, a surrogate) goes the long way */
         if (u8p_D->dec_short && n >= U8P_DEC_SHORT_VEC_MIN) {
-            /* the table's own, straight into the str (n >= 6: never one
+            /* the table's own, straight into the str (n >= 3: never one
              * Latin-1 character, which would want CPython's singleton) */
             PyObject *made = NULL;
             ptrdiff_t k = u8p_D->dec_short(p, (size_t)n, new_str_room, &made);

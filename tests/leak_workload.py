@@ -7,7 +7,7 @@ import sys
 import utf8pfx
 from utf8pfx import BufferReader, BufferWriter
 
-CYCLE_OPS = 42  # operations per cycle (counted by hand below)
+CYCLE_OPS = 44  # operations per cycle (counted by hand below)
 
 _ERR = ValueError("handler refuses")  # one error object, raised again and again
 
@@ -50,6 +50,9 @@ class Workload:
         self.bad_items = [self.ascii, self.sur, self.ucs1]
         self.blob = b"".join(utf8pfx.encode(s) for s in self.items)
         self.bad_blob = self.blob + b"\x04ab\xff\xfe"
+        # well formed, but a surrogate (ED A0 80): a vector short decoder
+        # makes the str before its value check refuses it, then drops it
+        self.refused_blob = b"\x09ab\xed\xa0\x80cdef"
         self.raw = bytearray(b"raw bytes \x00\xff")
         self.writer = BufferWriter(1 << 12)
         self.sur_writer = BufferWriter(errors="surrogatepass")
@@ -61,7 +64,8 @@ class Workload:
     def watched(self):
         """Objects whose reference counts must not move."""
         return [self.ascii, self.ucs1, self.ucs2, self.ucs4, self.long, self.sur,
-                self.items, self.bad_items, self.blob, self.bad_blob, self.raw,
+                self.items, self.bad_items, self.blob, self.bad_blob, self.refused_blob,
+                self.raw,
                 _raising_handler, _garbage_handler, _replacing_handler, _ERR, self.writer,
                 self.sur_writer, self.raise_writer]
 
@@ -116,7 +120,7 @@ class Workload:
             ex(LookupError, BufferWriter, errors="no-such-handler")
             with memoryview(w):
                 ex(BufferError, w.write_raw, self.long.encode())
-            # 8 reader successes
+            # 9 reader successes
             r = BufferReader(self.blob)
             r.read_string()
             r.read_strings(2)
@@ -126,9 +130,11 @@ class Workload:
             utf8pfx.decode_all(self.blob)
             utf8pfx.decode_all(self.bad_blob, "replace")
             BufferReader(w).read_strings(3)
-            # 6 reader errors
+            BufferReader(self.refused_blob, errors="surrogatepass").read_string()
+            # 7 reader errors
             ex(UnicodeDecodeError, utf8pfx.decode_all, self.bad_blob)
             ex(UnicodeDecodeError, BufferReader(self.bad_blob).read_strings)
+            ex(UnicodeDecodeError, BufferReader(self.refused_blob).read_string)
             ex(ValueError, utf8pfx.decode, self.blob)  # trailing data
             ex(ValueError, BufferReader(self.blob[:3]).read_string)  # truncated
             r.close()

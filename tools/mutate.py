@@ -95,6 +95,9 @@ MUTANTS = [
     ("M31", "csrc/encode.h", "        v = (v & keep) | (u8p_load16(dst + n - 16) & ~keep);",
      "        v = (v & keep) | (u8p_load16(dst + n - 16) & keep);",
      "reader's short ASCII copy does not keep the str header bytes it rewrites"),
+    ("M32", "csrc/reader.c", "            Py_XDECREF(made); /* refused after the str was made */",
+     "            /* leaked */",
+     "reader: a short payload the vector decoder refuses after making its str leaks the str"),
 ]
 
 SUBSET = ["tests/test_writer_errors.py", "tests/test_gaps.py", "tests/test_writer_growth.py",
