@@ -85,7 +85,7 @@ MUTANTS = [
      "short path keeps the output of a str the kernel stopped at a surrogate"),
     ("M28", "csrc/encode.h", "    return u8p_load16(p + k - 16) >> (s / 2) >> (s - s / 2);",
      "    return u8p_load16(p + k - 16) >> (s / 2);",
-     "short ASCII copy: the head is shifted by half the distance"),
+     "reader's short ASCII check: the head is shifted by half the distance"),
     ("M29", "csrc/writer.c", "            if (n <= 32 && 16 + n < cap - len)",
      "            if (n <= 32 && n < cap - len)",
      "short ASCII copy takes 16 bytes of room it may not have"),
@@ -98,6 +98,12 @@ MUTANTS = [
     ("M32", "csrc/reader.c", "            Py_XDECREF(made); /* refused after the str was made */",
      "            /* leaked */",
      "reader: a short payload the vector decoder refuses after making its str leaks the str"),
+    ("M33", "csrc/encode.h", "                        _mm_srl_epi64(hi, _mm_cvtsi64_si128(s - 64)));",
+     "                        _mm_setzero_si128());",
+     "writer's short ASCII copy (SSE2): the high half is not moved down for heads of 8 bytes or fewer"),
+    ("M34", "csrc/encode.h", "                                     _mm_sll_epi64(hi, _mm_cvtsi64_si128(64 - s))),",
+     "                                     _mm_sll_epi64(hi, _mm_cvtsi64_si128(63 - s))),",
+     "writer's short ASCII copy (SSE2): the bits carried into the low half are off by one"),
 ]
 
 SUBSET = ["tests/test_writer_errors.py", "tests/test_gaps.py", "tests/test_writer_growth.py",
