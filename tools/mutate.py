@@ -104,6 +104,9 @@ MUTANTS = [
     ("M34", "csrc/encode.h", "                                     _mm_sll_epi64(hi, _mm_cvtsi64_si128(64 - s))),",
      "                                     _mm_sll_epi64(hi, _mm_cvtsi64_si128(63 - s))),",
      "writer's short ASCII copy (SSE2): the bits carried into the low half are off by one"),
+    ("M35", "csrc/kernels/x86_avx512.c", "        if (!_mm512_cmpge_epu16_mask(w, _mm512_set1_epi16(0x800))) {",
+     "        if (!_mm512_cmpge_epu16_mask(w, _mm512_set1_epi16(0x1000))) {",
+     "VBMI2 UCS2 encoder: the short two-byte step takes U+0800..U+0FFF as two bytes"),
 ]
 
 SUBSET = ["tests/test_writer_errors.py", "tests/test_gaps.py", "tests/test_writer_growth.py",
