@@ -63,7 +63,9 @@ u8p_str_view(PyObject *obj, u8p_str *v, const char *what)
 #if defined(__SIZEOF_INT128__) && defined(__BYTE_ORDER__) && \
     __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 #define U8P_HAVE_COPY_SLACK 1
+/* x86-64 has SSE2 in its baseline: the head move below in one register */
 #if defined(__x86_64__) && defined(__SSE2__)
+#define U8P_HEAD16_SSE2 1
 #include <emmintrin.h>
 #endif
 typedef unsigned __int128 u8p_u128;
@@ -97,7 +99,7 @@ u8p_head16(const uint8_t *p, Py_ssize_t k)
     return u8p_load16(p + k - 16) >> (s / 2) >> (s - s / 2);
 }
 
-#if defined(__x86_64__) && defined(__SSE2__)
+#ifdef U8P_HEAD16_SSE2
 /* u8p_head16 in one SSE2 register (x86-64's baseline): the 128-bit shift
  * by s = 0..128 bits as three 64-bit lane shifts whose counts come from a
  * register, where a count above 63 gives 0 (x >> s | hi << (64 - s) |
@@ -106,7 +108,7 @@ u8p_head16(const uint8_t *p, Py_ssize_t k)
  * from two shrd/shr/cmov chains and moves the loaded halves through the
  * stack.  The writer's copy uses it (A/B in one process on the ASCII corpus
  * names, Intel Xeon family 6 model 207, isa() avx512: write_strings
- * 1.01-1.12x in ten runs, write_string 0.93-1.04x); the reader's check
+ * 1.01-1.12x in twelve runs, write_string 0.93-1.04x); the reader's check
  * keeps the u128 one (read_strings 1.00-1.04x with this: nothing). */
 static inline __m128i
 u8p_head16_x(const uint8_t *p, Py_ssize_t k)
@@ -139,7 +141,7 @@ u8p_copy_slack(uint8_t *dst, const uint8_t *src, Py_ssize_t n)
     /* the tail (one 16-byte vector move): right when n >= 16; overwritten
      * by the head when n < 16 */
     memcpy(dst + (n - k), src + n - 16, 16);
-#if defined(__x86_64__) && defined(__SSE2__)
+#ifdef U8P_HEAD16_SSE2
     _mm_storeu_si128((__m128i *)dst, u8p_head16_x(src, k));
 #else
     u8p_store16(dst, u8p_head16(src, k));

@@ -274,10 +274,11 @@ vbmi2_enc_ucs2(const uint16_t *src, size_t n, uint8_t *dst, size_t *done)
          * the corpus's UCS2 names): one two-byte step over 32 16-bit lanes
          * (UCS1's), not the lanes step over one or two groups of 16.  A/B
          * in one process on the UCS2 corpus names, Intel Xeon family 6
-         * model 207: write_strings 1.00-1.06x, write_string 1.02-1.10x,
-         * mixed names 0.98-1.09x (six runs); in C, 1.36x on the names
-         * below U+0800, 0.87x on the others (the extra test; best of
-         * five runs of a loop over the names, a noisy host) */
+         * model 207, isa() avx512: write_strings 1.00-1.06x,
+         * write_string 1.02-1.10x, mixed names 0.98-1.09x (six runs);
+         * in C, 1.36x on the names below U+0800, 0.87x on the others
+         * (the extra test; best of five runs of a loop over the names,
+         * a noisy host) */
         const __mmask32 lanes = (__mmask32)u8p_low_bits64(n);
         const __m512i w = _mm512_maskz_loadu_epi16(lanes, src);
         if (!_mm512_cmpge_epu16_mask(w, _mm512_set1_epi16(0x800))) {
