@@ -21,12 +21,14 @@ What is here:
   ``mutf8_encode``, ``mutf8_decode``) for every preset and both encodings;
 * the checks: :func:`check_against_reference`, :func:`check_roundtrip`.
 """
+import warnings
 from typing import Any, Callable, List, Optional, Sequence
 
 try:
     from hypothesis import given
     from hypothesis import settings as _settings
     from hypothesis import strategies as st
+    from hypothesis.errors import HypothesisWarning
 except ImportError as _missing:  # pragma: no cover - depends on the environment
     raise ImportError(
         "utf8pfx.testing needs Hypothesis, an optional dependency: install it with "
@@ -313,7 +315,13 @@ def _run(prop: Callable[..., None], strategy: Any, settings: Optional[Any],
     # one failure, the smallest, rather than a group of every failing example
     test = _settings(parent=settings, report_multiple_bugs=False)(test)
     try:
-        test()
+        with warnings.catch_warnings():
+            # the failure's own message shows the string in brief (describe);
+            # Hypothesis's note that the falsifying example's repr is large
+            # (a body too long for u16be is 64 KiB) would only add noise
+            warnings.filterwarnings("ignore", message="Generating overly large repr",
+                                    category=HypothesisWarning)
+            test()
     except AssertionError:
         raise
     except Exception as e:  # an ExceptionGroup from an older Hypothesis
