@@ -28,7 +28,7 @@ try:
     from hypothesis import given
     from hypothesis import settings as _settings
     from hypothesis import strategies as st
-    from hypothesis.errors import HypothesisWarning
+    from hypothesis.errors import HypothesisWarning as _HypothesisWarning
 except ImportError as _missing:  # pragma: no cover - depends on the environment
     raise ImportError(
         "utf8pfx.testing needs Hypothesis, an optional dependency: install it with "
@@ -320,7 +320,7 @@ def _run(prop: Callable[..., None], strategy: Any, settings: Optional[Any],
             # Hypothesis's note that the falsifying example's repr is large
             # (a body too long for u16be is 64 KiB) would only add noise
             warnings.filterwarnings("ignore", message="Generating overly large repr",
-                                    category=HypothesisWarning)
+                                    category=_HypothesisWarning)
             test()
     except AssertionError:
         raise
