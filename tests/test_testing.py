@@ -152,8 +152,9 @@ def test_too_long_must_be_refused():
         with pytest.raises(AssertionError, match="too long for prefix='u16be'"):
             check_roundtrip(wraps, dec, prefix="u16be", settings=FIND)
     # the report is the AssertionError alone: no warning that the 64 KiB
-    # falsifying example makes a large repr
-    assert [str(w.message) for w in seen] == []
+    # falsifying example makes a large repr (other warnings, say a future
+    # Hypothesis deprecation, are not this test's business)
+    assert [str(w.message) for w in seen if "large repr" in str(w.message)] == []
 
 
 @pytest.mark.parametrize("prefix", utf8pfx.testing.PREFIXES)
