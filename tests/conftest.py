@@ -7,7 +7,10 @@ Hypothesis profiles (they apply to every test file, not just the writer's):
         few hundred per property, sized so the whole suite stays within
         about 10 minutes on a 2-core runner; a failure prints the
         @reproduce_failure blob (print_blob) to replay it exactly.
-  dev   default otherwise: a moderate number of examples.
+  ci-lean  the ci profile with 100 examples a property: .ci/run's runs
+        under the other CPython versions, so the whole CI stays well inside
+        its time limit (the README test command's run keeps 200).
+  dev   default otherwise: a moderate number of examples (60).
   deep  many examples; pick it with --hypothesis-profile=deep or
         UTF8PFX_HYPOTHESIS_PROFILE=deep.
 
@@ -37,6 +40,8 @@ _common = dict(
 # Hypothesis's own settings when it detects CI are derandomize=True (the same
 # inputs every run); ours draw fresh ones (issue 9).
 settings.register_profile("ci", max_examples=200, derandomize=False, database=None,
+                          print_blob=True, **_common)
+settings.register_profile("ci-lean", max_examples=100, derandomize=False, database=None,
                           print_blob=True, **_common)
 settings.register_profile("dev", max_examples=60, **_common)
 settings.register_profile("deep", max_examples=2000, derandomize=False, print_blob=True,

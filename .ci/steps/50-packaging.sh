@@ -70,7 +70,10 @@ case "$where" in
     "$work/venv/"*) echo "utf8pfx imported from $where" ;;
     *) echo "utf8pfx imported from $where, not the venv" >&2; exit 1 ;;
 esac
-(cd "$work/run" && "$work/venv/bin/python" -m pytest -q -p no:cacheprovider tests)
+# the dev Hypothesis profile (60 fresh examples a property): this run checks
+# the install, the property search is the README run's job
+(cd "$work/run" && UTF8PFX_HYPOTHESIS_PROFILE=${UTF8PFX_PKG_PROFILE:-dev} \
+    "$work/venv/bin/python" -m pytest -q -p no:cacheprovider tests)
 
 echo "-- 3. README's code examples, against the installed sdist"
 (cd "$work/run" && "$work/venv/bin/python" -m pytest -q -p no:cacheprovider tests/test_readme.py)
