@@ -88,9 +88,35 @@ def kernels(request):
         _core._set_isa(previous)
 
 
+def _where_utf8pfx_comes_from(root):
+    """The header names the utf8pfx under test; when that is an install and
+    the checkout's sources are newer than it, it says so (the tests then run
+    the old code: `pip install .` again)."""
+    try:
+        import utf8pfx
+        from utf8pfx import _core
+    except ImportError as e:
+        return ["utf8pfx: not importable (%s)" % e]
+    pkg = os.path.dirname(os.path.abspath(utf8pfx.__file__))
+    lines = ["utf8pfx under test: %s" % pkg]
+    src = [os.path.join(root, d) for d in ("csrc", "utf8pfx")]
+    if pkg != os.path.abspath(src[1]) and all(map(os.path.isdir, src)):
+        built = os.path.getmtime(_core.__file__)
+        newer = sorted(os.path.relpath(os.path.join(d, f), root)
+                       for top in src for d, _, fs in os.walk(top) for f in fs
+                       if f.endswith((".c", ".h", ".py", ".pyi"))
+                       and os.path.getmtime(os.path.join(d, f)) > built)
+        if newer:
+            lines.append("NOTE: %d source file(s) in %s are newer than that install "
+                         "(e.g. %s): the tests run the installed code; "
+                         "`pip install .` to test the checkout" % (len(newer), root, newer[0]))
+    return lines
+
+
 def pytest_report_header(config):
     lines = ["utf8pfx kernel levels: %s; hypothesis profile: %s" % (
         ", ".join(_isa_levels()), getattr(settings, "_current_profile", "?"))]
+    lines.extend(_where_utf8pfx_comes_from(str(config.rootpath)))
     # which levels run natively, which emulated (kernel_report.py)
     import kernel_report
     lines.append(kernel_report.header_line())
