@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "utf8pfx.h"
+#include "kernels/x86_vbmi2_short.h"
 
 const u8p_kernels *u8p_K = &u8p_kernels_scalar;
 const u8p_dec_kernels *u8p_D = &u8p_dec_kernels_scalar;
@@ -44,6 +45,20 @@ mod_set_isa(PyObject *module, PyObject *arg)
         return NULL;
     u8p_K = u8p_kernels_for_level((u8p_isa)lvl);
     return PyUnicode_FromString(prev);
+}
+
+/* Testing hook: which build of the writer's short path runs now
+ * (writer_short.h): "vbmi2" while the kernels are the VBMI2 table, else
+ * "base". */
+static PyObject *
+mod_short_path(PyObject *module, PyObject *Py_UNUSED(ignored))
+{
+    (void)module;
+#if U8P_HAVE_VBMI2_SHORT
+    if (U8P_VBMI2_SHORT_OK(u8p_K))
+        return PyUnicode_FromString("vbmi2");
+#endif
+    return PyUnicode_FromString("base");
 }
 
 static PyObject *
@@ -105,6 +120,8 @@ static PyMethodDef isa_functions[] = {
      "_isa_levels()\n--\n\nKernel levels this CPU and build support (testing)."},
     {"_set_isa", (PyCFunction)mod_set_isa, METH_O,
      "_set_isa(name, /)\n--\n\nSwitch kernels; returns the previous level (testing)."},
+    {"_short_path", (PyCFunction)mod_short_path, METH_NOARGS,
+     "_short_path()\n--\n\nThe writer's short-path build in use, 'vbmi2' or 'base' (testing)."},
     {"_decode_isa", (PyCFunction)mod_decode_isa, METH_NOARGS,
      "_decode_isa()\n--\n\nThe decode kernel level in use (testing)."},
     {"_decode_isa_levels", (PyCFunction)mod_decode_isa_levels, METH_NOARGS,

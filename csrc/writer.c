@@ -28,6 +28,7 @@
  *              to finish (W_WAIT), so no other thread sees it half done.
  */
 #include "writer.h"
+#include "kernels/x86_vbmi2_short.h"
 
 /* Every entry point starts here: waits (GIL released) while another thread
  * runs a GIL-free write_string on this writer. */
@@ -221,70 +222,6 @@ u8p_max_utf8_per_cp(PyObject *s)
     if (PyUnicode_IS_ASCII(s))
         return 1;
     return PyUnicode_KIND(s) == PyUnicode_4BYTE_KIND ? 4 : (Py_ssize_t)PyUnicode_KIND(s) + 1;
-}
-
-/* The common short case, shared by write_string's and write_strings' fast
- * paths: a compact str whose UTF-8 takes under 128 bytes at most (under
- * 128 ASCII characters, 63 UCS1, 42 UCS2, 31 UCS4) into a UTF-8 "varint"
- * writer with room for that most (the caller checks the writer's format
- * once).  ASCII is copied; the others go straight to the kernel of their
- * kind, behind the one-byte prefix.  Writes the prefix byte and the body
- * at buf + len (cap - len bytes free) and returns the bytes written, which
- * the caller adds to its length; 0 for any other str, and for one with a
- * surrogate: the kernel stops at it, nothing counts as written, and the
- * general path (which applies the error handler) starts over.  Runs no
- * Python code.  Takes the writer's fields as values so that write_strings'
- * loop keeps its length in a register (a store through dst may alias any
- * field of the writer: through the object, each item would wait for the
- * last one's store of w->len). */
-W_HOT Py_ssize_t
-short_put(uint8_t *const buf, const Py_ssize_t len, const Py_ssize_t cap, PyObject *s)
-{
-    if (!PyUnicode_CheckExact(s))
-        return 0;
-    if (W_EXPECT(PyUnicode_IS_COMPACT_ASCII(s), 1)) { /* keeps ASCII first */
-        const Py_ssize_t n = PyUnicode_GET_LENGTH(s);
-        if (n < 0x80 && n < cap - len) {
-            uint8_t *dst = buf + len;
-            const uint8_t *src = (const uint8_t *)((PyASCIIObject *)s + 1);
-            dst[0] = (uint8_t)n;
-#ifdef U8P_HAVE_COPY_SLACK
-            /* up to 32 characters with 16 bytes of room past the body
-             * (the header before src is at least 40 bytes) */
-            if (n <= 32 && 16 + n < cap - len)
-                u8p_copy_slack(dst + 1, src, n);
-            else
-#endif
-                copy_body(dst + 1, src, n);
-            return n + 1;
-        }
-    }
-    else if (PyUnicode_IS_COMPACT(s)) { /* compact: ready, data after the header */
-        const Py_ssize_t n = PyUnicode_GET_LENGTH(s);
-        const int kind = (int)PyUnicode_KIND(s);
-        const Py_ssize_t worst = n * u8p_max_utf8_per_cp(s);
-        if (worst < 0x80 && worst < cap - len) {
-            const void *data = (const void *)((PyCompactUnicodeObject *)s + 1);
-            uint8_t *dst = buf + len;
-            size_t body, done = (size_t)n;
-            /* one or two code points: the scalar loop at every level (it
-             * was the fastest or within 0.3 ns of it at every level and
-             * kind in bench/c/bench_kernels.c at n = 1 and 2; the SIMD
-             * kernels add a call or a vector set-up there) */
-            const u8p_kernels *K = n <= 2 ? &u8p_kernels_scalar : u8p_K;
-            if (kind == PyUnicode_1BYTE_KIND)
-                body = K->enc_ucs1((const uint8_t *)data, (size_t)n, dst + 1);
-            else if (kind == PyUnicode_2BYTE_KIND)
-                body = K->enc_ucs2((const uint16_t *)data, (size_t)n, dst + 1, &done);
-            else
-                body = K->enc_ucs4((const uint32_t *)data, (size_t)n, dst + 1, &done);
-            if (done != (size_t)n)
-                return 0; /* a surrogate: the general path decides */
-            dst[0] = (uint8_t)body;
-            return (Py_ssize_t)body + 1;
-        }
-    }
-    return 0;
 }
 
 W_HOT Py_ssize_t writer_put_view(WriterObject *w, const u8p_str *v);
@@ -495,26 +432,51 @@ writer_write_string_any(WriterObject *self, PyObject *s)
 /*
  * write_string.  The common call, a short compact str (UTF-8 of under 128
  * bytes at most) into a UTF-8 "varint" writer with room, no other thread
- * in a GIL-free call and no batch under way, is done here in a small
- * function (short_put, then the result int, whose failure takes the
- * write back as every write's does: 52 instructions a name under
- * callgrind, over the ASCII corpus names, against 82 through the general
- * path); every other call goes to writer_write_string_any, which does the
- * same for all strs (one pass, prefix backfilled, counted when it must
- * grow).
+ * in a GIL-free call and no batch under way, is done in a small function
+ * (write_string_base or _vbmi2, writer_short.h: short_put, then the result
+ * int, whose failure takes the write back as every write's does: 52
+ * instructions a name under callgrind, over the ASCII corpus names, against
+ * 82 through the general path); every other call goes to
+ * writer_write_string_any, which does the same for all strs (one pass,
+ * prefix backfilled, counted when it must grow).  The short path's two
+ * builds (writer_short.h) are made here; Writer_write_string is a compare
+ * and a jump to one of them.
  */
+#define SP(name) name##_base
+#define SP_ATTR
+#define SP_VBMI2 0
+#define SP_OUTER W_HOT
+#include "writer_short.h"
+#undef SP
+#undef SP_ATTR
+#undef SP_VBMI2
+#undef SP_OUTER
+
+#if U8P_HAVE_VBMI2_SHORT
+#define SP(name) name##_vbmi2
+#define SP_ATTR U8P_VBMI2_TARGET
+#define SP_VBMI2 1
+#define SP_OUTER static __attribute__((noinline))
+#include "writer_short.h"
+#undef SP
+#undef SP_ATTR
+#undef SP_VBMI2
+#undef SP_OUTER
+/* the VBMI2 build of the short path, while the kernels in use are the
+ * VBMI2 table (writer_short.h) */
+#define W_SHORT_VBMI2() U8P_VBMI2_SHORT_OK(u8p_K)
+#else
+#define W_SHORT_VBMI2() 0
+#endif
+
 static PyObject *
 Writer_write_string(WriterObject *self, PyObject *s)
 {
-    if (self->prefix == U8P_PFX_VARINT && self->enc == U8P_ENC_UTF8 && !self->busy &&
-        !self->nogil.held) {
-        const Py_ssize_t start = self->len, r = short_put(self->buf, start, self->cap, s);
-        if (r > 0) {
-            self->len = start + r;
-            return writer_result(self, start, r);
-        }
-    }
-    return writer_write_string_any(self, s);
+#if U8P_HAVE_VBMI2_SHORT
+    if (W_SHORT_VBMI2())
+        return write_string_vbmi2(self, s);
+#endif
+    return write_string_base(self, s);
 }
 
 /* Presizing a batch pays when it has a few items; it is skipped when the
@@ -608,20 +570,15 @@ Writer_write_strings(WriterObject *self, PyObject *items)
             Py_ssize_t r;
             if (fast) {
                 /* write_string's common case, as many items in a row as
-                 * take it (no Python code runs: no reference needs holding,
-                 * the list cannot change), the length in a local */
+                 * take it (writer_short.h) */
                 PyObject *const *const it = PySequence_Fast_ITEMS(items);
                 const Py_ssize_t size = PySequence_Fast_GET_SIZE(items);
-                uint8_t *const buf = self->buf;
-                const Py_ssize_t cap = self->cap;
-                Py_ssize_t len = self->len;
-                for (; idx < size; idx++) {
-                    W_PREFETCH_AT(it, size, idx);
-                    if ((r = short_put(buf, len, cap, it[idx])) == 0)
-                        break;
-                    len += r;
-                }
-                self->len = len;
+#if U8P_HAVE_VBMI2_SHORT
+                if (W_SHORT_VBMI2())
+                    self->len = short_run_vbmi2(self->buf, self->len, self->cap, it, size, &idx);
+                else
+#endif
+                    self->len = short_run_base(self->buf, self->len, self->cap, it, size, &idx);
                 if (idx == size)
                     break;
             }

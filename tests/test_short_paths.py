@@ -37,7 +37,7 @@ def texts(kind, n):
 
 
 @pytest.mark.parametrize("kind", sorted(FILL))
-def test_lengths_around_cutovers(kind):
+def test_lengths_around_cutovers(kind, kernels):
     for n in range(0, 41):
         s = texts(kind, n)
         want = ref(s, "strict")
@@ -53,7 +53,7 @@ def test_lengths_around_cutovers(kind):
 
 @pytest.mark.parametrize("kind", ["ucs2", "ucs4"])
 @pytest.mark.parametrize("errors", HANDLERS)
-def test_surrogate_at_every_position(kind, errors):
+def test_surrogate_at_every_position(kind, errors, kernels):
     for n in (1, 2, 5, 11, 16, 17, 20):
         for i in range(n):
             s = texts(kind, n)
@@ -185,7 +185,7 @@ EDGE_CPS = ("\x7f", "\x80", "\xff", "\u0100", "\u07ff", "\u0800", "\ud7ff", "\ue
 
 
 @pytest.mark.parametrize("kind", ["ucs1", "ucs2", "ucs4"])
-def test_short_every_edge_code_point_everywhere(kind):
+def test_short_every_edge_code_point_everywhere(kind, kernels):
     """Every code point at an edge of the UTF-8 lengths (0x80, 0x800,
     0x10000) or of the storage kinds, at every position of strings of 1-66
     code points (across the kernels' short cut-offs), one call and batch,
@@ -202,3 +202,58 @@ def test_short_every_edge_code_point_everywhere(kind):
                 assert w.write_string(s) == len(ref(s, "strict"))
                 w.write_strings([s, s])
                 assert w.getvalue() == ref(s, "strict") * 3, (s, i)
+
+
+def _cpu_flags():
+    """The CPU's feature flags from /proc/cpuinfo (Linux), or None."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("flags"):
+                    return set(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    return None
+
+
+def test_short_path_build_follows_the_kernel_level():
+    """The writer's short path has a second build for AVX-512 VBMI2
+    (csrc/writer_short.h) that encodes short UCS1 and UCS2 bodies inline; it
+    runs exactly while the kernels are the avx512 level's on a CPU with
+    VBMI2, so the tests that run that level run it, and every other level
+    runs the base build."""
+    if not hasattr(_core, "_short_path"):
+        pytest.skip("this build has no _short_path hook")
+    flags = _cpu_flags()
+    vbmi2 = flags is not None and {"avx512f", "avx512bw", "avx512cd", "avx512vbmi",
+                                   "avx512_vbmi2"} <= flags
+    prev = utf8pfx.isa()
+    try:
+        for level in _core._isa_levels():
+            _core._set_isa(level)
+            got = _core._short_path()
+            if level != "avx512":
+                assert got == "base", level
+            elif flags is not None and sys.platform.startswith("linux"):
+                assert got == ("vbmi2" if vbmi2 else "base"), (level, got)
+    finally:
+        _core._set_isa(prev)
+
+
+@pytest.mark.parametrize("kind", ["ucs1", "ucs2"])
+def test_short_bodies_at_the_edge_of_the_room(kind, kernels):
+    """UCS1 and UCS2 strs of 1-40 code points into a writer whose free room
+    is around their worst case (2 bytes a code point plus the prefix): the
+    short path where it fits, the general path (which grows) where it does
+    not, byte-exact either way, one call and batch."""
+    for n in range(1, 41):
+        s = texts(kind, n)
+        want = ref(s, "strict")
+        for room in range(max(len(want) - 2, 0), 2 * n + 4):
+            w = utf8pfx.BufferWriter(room + 2)
+            w.write_string("x")
+            assert w.write_string(s) == len(want)
+            assert w.getvalue() == b"\x01x" + want, (kind, n, room)
+            w = utf8pfx.BufferWriter(room + 2)
+            w.write_strings(["x", s, s])
+            assert w.getvalue() == b"\x01x" + want * 2, (kind, n, room)

@@ -70,7 +70,7 @@ MUTANTS = [
      "views allowed in the middle of write_strings"),
     ("M22", "csrc/kernels/decode_short.h", "(c == 0xED && c1 > 0x9F))", "(c == 0xED && c1 > 0xBF))",
      "short one-pass decoder takes surrogates under strict"),
-    ("M23", "csrc/writer.c", "        if (n < 0x80 && n < cap - len) {\n            uint8_t *dst",
+    ("M23", "csrc/writer_short.h", "        if (n < 0x80 && n < cap - len) {\n            uint8_t *dst",
      "        if (n < 0x80 && n <= cap - len) {\n            uint8_t *dst",
      "short-ASCII fast path: room check one byte short"),
     ("M24", "csrc/kernels/x86_avx512.c",
@@ -80,13 +80,13 @@ MUTANTS = [
     ("M26", "csrc/kernels/decode_x86.c", "0x80, 0x800, 0x10000, 0, 0, 0, 0,",
      "0x80, 0x7FF, 0x10000, 0, 0, 0, 0,",
      "VBMI short decoder takes an overlong 3-byte form (U+07FF)"),
-    ("M27", "csrc/writer.c", "            if (done != (size_t)n)\n                return 0;",
+    ("M27", "csrc/writer_short.h", "            if (done != (size_t)n)\n                return 0;",
      "            if (0)\n                return 0;",
      "short path keeps the output of a str the kernel stopped at a surrogate"),
     ("M28", "csrc/encode.h", "    return u8p_load16(p + k - 16) >> (s / 2) >> (s - s / 2);",
      "    return u8p_load16(p + k - 16) >> (s / 2);",
      "reader's short ASCII check: the head is shifted by half the distance"),
-    ("M29", "csrc/writer.c", "            if (n <= 32 && 16 + n < cap - len)",
+    ("M29", "csrc/writer_short.h", "            if (n <= 32 && 16 + n < cap - len)",
      "            if (n <= 32 && n < cap - len)",
      "short ASCII copy takes 16 bytes of room it may not have"),
     ("M30", "csrc/encode.h", "    const u8p_u128 tmask = n > 16 ? ~(u8p_u128)0 : 0;",
@@ -104,15 +104,22 @@ MUTANTS = [
     ("M34", "csrc/encode.h", "                                     _mm_sll_epi64(hi, _mm_cvtsi64_si128(64 - s))),",
      "                                     _mm_sll_epi64(hi, _mm_cvtsi64_si128(63 - s))),",
      "writer's short ASCII copy (SSE2): the bits carried into the low half are off by one"),
-    ("M35", "csrc/kernels/x86_avx512.c", "        if (!_mm512_cmpge_epu16_mask(w, _mm512_set1_epi16(0x800))) {",
-     "        if (!_mm512_cmpge_epu16_mask(w, _mm512_set1_epi16(0x1000))) {",
-     "VBMI2 UCS2 encoder: the short two-byte step takes U+0800..U+0FFF as two bytes"),
+    ("M35", "csrc/kernels/x86_vbmi2_short.h", "    if (_mm512_cmpge_epu16_mask(w, _mm512_set1_epi16(0x800)))",
+     "    if (_mm512_cmpge_epu16_mask(w, _mm512_set1_epi16(0x1000)))",
+     "VBMI2 UCS2 short step (kernel and writer): takes U+0800..U+0FFF as two bytes"),
+    ("M36", "csrc/writer_short.h", "            if (n > 2 && n <= 32 && kind != PyUnicode_4BYTE_KIND) {",
+     "            if (n > 2 && n <= 33 && kind != PyUnicode_4BYTE_KIND) {",
+     "writer's inline VBMI2 step takes 33 code points into its 32 lanes"),
+    ("M37", "csrc/kernels/x86_vbmi2_short.h", "    const __m512i w = _mm512_cvtepu8_epi16(",
+     "    const __m512i w = _mm512_cvtepi8_epi16(",
+     "VBMI2 UCS1 short step: Latin-1 bytes sign-extended"),
 ]
 
 SUBSET = ["tests/test_writer_errors.py", "tests/test_gaps.py", "tests/test_writer_growth.py",
           "tests/test_exports.py", "tests/test_limits.py", "tests/test_alloc_failure.py",
           "tests/test_reader.py", "tests/test_leaks.py", "tests/test_threads.py",
-          "tests/test_writer_boundaries.py", "tests/test_writer_properties.py"]
+          "tests/test_writer_boundaries.py", "tests/test_writer_properties.py",
+          "tests/test_short_paths.py"]
 
 
 def copy_tree(dst):

@@ -32,12 +32,12 @@
 #include <immintrin.h>
 
 #include "scalar_inl.h"
+#include "x86_vbmi2_short.h"
 
 #define U8P_AVX512 __attribute__((target("avx512f,avx512bw,avx2,popcnt")))
 /* the "VBMI2" table: also VBMI (vpmultishiftqb) and CD (vplzcntd); dispatch
  * asks cpuid for all three */
-#define U8P_VBMI2 \
-    __attribute__((target("avx512f,avx512bw,avx512cd,avx512vbmi,avx512vbmi2,avx2,popcnt")))
+#define U8P_VBMI2 U8P_VBMI2_TARGET
 /* steps and the loop shared by UCS2 and UCS4: inlined into each */
 #define U8P_VBMI2_INL U8P_VBMI2 __attribute__((always_inline))
 #define U8P_AVX512_INL U8P_AVX512 __attribute__((always_inline))
@@ -195,27 +195,8 @@ vbmi_lanes_store(const vbmi_lanes_tab *t, __m512i c, __mmask16 lanes, uint8_t *d
     return cnt;
 }
 
-/* The lanes of w (16-bit, each below U+0800) -> UTF-8 at d, one or two
- * bytes each; returns the byte count.  Each lane holds its two-byte form
- * [0xC0 | c >> 6, 0x80 | (c & 0x3F)] (little-endian) or c itself, and
- * vpcompressb keeps its low byte, and its high byte for c >= 0x80. */
-U8P_VBMI2_INL static inline size_t
-vbmi_two_store(__m512i w, __mmask32 lanes, uint8_t *d)
-{
-    const __mmask32 big = _mm512_cmpge_epu16_mask(w, _mm512_set1_epi16(0x80));
-    const __m512i two = _mm512_or_si512(
-        _mm512_or_si512(_mm512_srli_epi16(w, 6),
-                        _mm512_slli_epi16(_mm512_and_si512(w, _mm512_set1_epi16(0x3F)), 8)),
-        _mm512_set1_epi16((short)0x80C0));
-    const __m512i keepv = _mm512_maskz_mov_epi16(
-        lanes, _mm512_mask_blend_epi16(big, _mm512_set1_epi16(0x0080),
-                                       _mm512_set1_epi16((short)0x8080)));
-    const __mmask64 keep = _mm512_movepi8_mask(keepv);
-    const size_t cnt = (size_t)__builtin_popcountll(keep);
-    _mm512_mask_storeu_epi8(d, u8p_low_bits64(cnt),
-                            _mm512_maskz_compress_epi8(keep, _mm512_mask_blend_epi16(big, w, two)));
-    return cnt;
-}
+/* the two-byte step over 16-bit lanes (UCS1, and UCS2 below U+0800) is in
+ * x86_vbmi2_short.h: the writer's short path inlines it too */
 
 U8P_VBMI2 static size_t
 vbmi2_enc_ucs1(const uint8_t *src, size_t n, uint8_t *dst)
@@ -223,9 +204,7 @@ vbmi2_enc_ucs1(const uint8_t *src, size_t n, uint8_t *dst)
     uint8_t *d = dst;
     size_t i = 0;
     while (i < n) {
-        size_t take = n - i < 32 ? n - i : 32;
-        __mmask32 lanes = (__mmask32)u8p_low_bits64(take);
-        __m512i w;
+        const size_t take = n - i < 32 ? n - i : 32;
         if (n - i >= 64) {
             __m512i v = _mm512_loadu_si512(src + i);
             if (!_mm512_movepi8_mask(v)) {
@@ -235,9 +214,7 @@ vbmi2_enc_ucs1(const uint8_t *src, size_t n, uint8_t *dst)
                 continue;
             }
         }
-        w = _mm512_cvtepu8_epi16(
-            _mm512_castsi512_si256(_mm512_maskz_loadu_epi8(lanes, src + i)));
-        d += vbmi_two_store(w, lanes, d);
+        d += u8p_vbmi2_short_ucs1(src + i, take, d);
         i += take;
     }
     return (size_t)(d - dst);
@@ -279,11 +256,10 @@ vbmi2_enc_ucs2(const uint16_t *src, size_t n, uint8_t *dst, size_t *done)
          * in C, 1.36x on the names below U+0800, 0.87x on the others
          * (the extra test; best of five runs of a loop over the names,
          * a noisy host) */
-        const __mmask32 lanes = (__mmask32)u8p_low_bits64(n);
-        const __m512i w = _mm512_maskz_loadu_epi16(lanes, src);
-        if (!_mm512_cmpge_epu16_mask(w, _mm512_set1_epi16(0x800))) {
+        const size_t cnt = u8p_vbmi2_short_ucs2(src, n, dst);
+        if (cnt != (size_t)-1) {
             *done = n;
-            return vbmi_two_store(w, lanes, dst);
+            return cnt;
         }
     }
     while (i < n) {

@@ -1,0 +1,135 @@
+/*
+ * The writer's short path, included twice by writer.c:
+ *
+ *   base   every CPU.  A non-ASCII body goes to the kernel table's encoder
+ *          (u8p_K), a call.
+ *   vbmi2  built for the AVX-512 VBMI2 target (where
+ *          kernels/x86_vbmi2_short.h compiles).  A short UCS1 str, or a
+ *          UCS2 str with no code point from U+0800, of 3 to 32 code points
+ *          is encoded right here by that header's two-byte step, with no
+ *          call; the rest goes to u8p_K as in base.  writer.c runs this
+ *          build only while u8p_K is the table whose own short encoders are
+ *          that step (U8P_VBMI2_SHORT_OK), so it changes no byte, only the
+ *          call, and every test that runs the avx512 kernel level on such
+ *          a CPU runs it (the other levels run base).
+ *
+ * Before each inclusion writer.c defines SP(name) (the build's suffix),
+ * SP_ATTR (its target attribute, empty for base), SP_VBMI2 (0 or 1) and
+ * SP_OUTER (how write_strings' loop is kept: inlined into its caller for
+ * base; apart for vbmi2, which a caller built for the baseline cannot
+ * inline).
+ */
+
+/* The common short case, shared by write_string's and write_strings' fast
+ * paths: a compact str whose UTF-8 takes under 128 bytes at most (under
+ * 128 ASCII characters, 63 UCS1, 42 UCS2, 31 UCS4) into a UTF-8 "varint"
+ * writer with room for that most (the caller checks the writer's format
+ * once).  ASCII is copied; the others go straight to the kernel of their
+ * kind, behind the one-byte prefix.  Writes the prefix byte and the body
+ * at buf + len (cap - len bytes free) and returns the bytes written, which
+ * the caller adds to its length; 0 for any other str, and for one with a
+ * surrogate: the kernel stops at it, nothing counts as written, and the
+ * general path (which applies the error handler) starts over.  Runs no
+ * Python code.  Takes the writer's fields as values so that write_strings'
+ * loop keeps its length in a register (a store through dst may alias any
+ * field of the writer: through the object, each item would wait for the
+ * last one's store of w->len). */
+W_HOT SP_ATTR Py_ssize_t
+SP(short_put)(uint8_t *const buf, const Py_ssize_t len, const Py_ssize_t cap, PyObject *s)
+{
+    if (!PyUnicode_CheckExact(s))
+        return 0;
+    if (W_EXPECT(PyUnicode_IS_COMPACT_ASCII(s), 1)) { /* keeps ASCII first */
+        const Py_ssize_t n = PyUnicode_GET_LENGTH(s);
+        if (n < 0x80 && n < cap - len) {
+            uint8_t *dst = buf + len;
+            const uint8_t *src = (const uint8_t *)((PyASCIIObject *)s + 1);
+            dst[0] = (uint8_t)n;
+#ifdef U8P_HAVE_COPY_SLACK
+            /* up to 32 characters with 16 bytes of room past the body
+             * (the header before src is at least 40 bytes) */
+            if (n <= 32 && 16 + n < cap - len)
+                u8p_copy_slack(dst + 1, src, n);
+            else
+#endif
+                copy_body(dst + 1, src, n);
+            return n + 1;
+        }
+    }
+    else if (PyUnicode_IS_COMPACT(s)) { /* compact: ready, data after the header */
+        const Py_ssize_t n = PyUnicode_GET_LENGTH(s);
+        const int kind = (int)PyUnicode_KIND(s);
+        const Py_ssize_t worst = n * u8p_max_utf8_per_cp(s);
+        if (worst < 0x80 && worst < cap - len) {
+            const void *data = (const void *)((PyCompactUnicodeObject *)s + 1);
+            uint8_t *dst = buf + len;
+            size_t body, done = (size_t)n;
+            const u8p_kernels *K;
+#if SP_VBMI2
+            /* the VBMI2 table's own short step, inlined: UCS1 and UCS2
+             * below U+0800 (half the corpus's UCS2 names) from 3 to 32
+             * code points; from U+0800 the table's encoder below */
+            if (n > 2 && n <= 32 && kind != PyUnicode_4BYTE_KIND) {
+                body = kind == PyUnicode_1BYTE_KIND
+                           ? u8p_vbmi2_short_ucs1((const uint8_t *)data, (size_t)n, dst + 1)
+                           : u8p_vbmi2_short_ucs2((const uint16_t *)data, (size_t)n, dst + 1);
+                if (body != (size_t)-1) {
+                    dst[0] = (uint8_t)body;
+                    return (Py_ssize_t)body + 1;
+                }
+            }
+#endif
+            /* one or two code points: the scalar loop at every level (it
+             * was the fastest or within 0.3 ns of it at every level and
+             * kind in bench/c/bench_kernels.c at n = 1 and 2; the SIMD
+             * kernels add a call or a vector set-up there) */
+            K = n <= 2 ? &u8p_kernels_scalar : u8p_K;
+            if (kind == PyUnicode_1BYTE_KIND)
+                body = K->enc_ucs1((const uint8_t *)data, (size_t)n, dst + 1);
+            else if (kind == PyUnicode_2BYTE_KIND)
+                body = K->enc_ucs2((const uint16_t *)data, (size_t)n, dst + 1, &done);
+            else
+                body = K->enc_ucs4((const uint32_t *)data, (size_t)n, dst + 1, &done);
+            if (done != (size_t)n)
+                return 0; /* a surrogate: the general path decides */
+            dst[0] = (uint8_t)body;
+            return (Py_ssize_t)body + 1;
+        }
+    }
+    return 0;
+}
+
+/* write_strings' run of short items from *idx on, as many in a row as take
+ * short_put (no Python code runs: no reference needs holding, the list
+ * cannot change), the length in a local; returns the new length and leaves
+ * *idx at the first item that did not take it (size if all did). */
+SP_OUTER SP_ATTR Py_ssize_t
+SP(short_run)(uint8_t *const buf, Py_ssize_t len, const Py_ssize_t cap, PyObject *const *const it,
+              const Py_ssize_t size, Py_ssize_t *const idxp)
+{
+    Py_ssize_t idx = *idxp, r;
+    for (; idx < size; idx++) {
+        W_PREFETCH_AT(it, size, idx);
+        if ((r = SP(short_put)(buf, len, cap, it[idx])) == 0)
+            break;
+        len += r;
+    }
+    *idxp = idx;
+    return len;
+}
+
+/* write_string's common call; kept apart in both builds, so that
+ * Writer_write_string is a compare and a jump to one or the other */
+W_APART SP_ATTR PyObject *
+SP(write_string)(WriterObject *self, PyObject *s)
+{
+    if (self->prefix == U8P_PFX_VARINT && self->enc == U8P_ENC_UTF8 && !self->busy &&
+        !self->nogil.held) {
+        const Py_ssize_t start = self->len, r = SP(short_put)(self->buf, start, self->cap, s);
+        if (r > 0) {
+            self->len = start + r;
+            return writer_result(self, start, r);
+        }
+    }
+    return writer_write_string_any(self, s);
+}
