@@ -47,8 +47,8 @@ mod_set_isa(PyObject *module, PyObject *arg)
     return PyUnicode_FromString(prev);
 }
 
-/* Testing hook: which build of the writer's short path runs now
- * (writer_short.h): "vbmi2" while the kernels are the VBMI2 table, else
+/* Testing hook: which build of the writer's short path write_strings runs
+ * now (writer_short.h): "vbmi2" while the kernels are the VBMI2 table, else
  * "base". */
 static PyObject *
 mod_short_path(PyObject *module, PyObject *Py_UNUSED(ignored))
@@ -121,7 +121,8 @@ static PyMethodDef isa_functions[] = {
     {"_set_isa", (PyCFunction)mod_set_isa, METH_O,
      "_set_isa(name, /)\n--\n\nSwitch kernels; returns the previous level (testing)."},
     {"_short_path", (PyCFunction)mod_short_path, METH_NOARGS,
-     "_short_path()\n--\n\nThe writer's short-path build in use, 'vbmi2' or 'base' (testing)."},
+     "_short_path()\n--\n\nThe build of write_strings' short path in use, 'vbmi2' or 'base' "
+     "(testing)."},
     {"_decode_isa", (PyCFunction)mod_decode_isa, METH_NOARGS,
      "_decode_isa()\n--\n\nThe decode kernel level in use (testing)."},
     {"_decode_isa_levels", (PyCFunction)mod_decode_isa_levels, METH_NOARGS,

@@ -432,26 +432,16 @@ writer_write_string_any(WriterObject *self, PyObject *s)
 /*
  * write_string.  The common call, a short compact str (UTF-8 of under 128
  * bytes at most) into a UTF-8 "varint" writer with room, no other thread
- * in a GIL-free call and no batch under way, is done in a small function
- * (write_string_base or _vbmi2, writer_short.h: short_put, then the result
- * int, whose failure takes the write back as every write's does: 52
- * instructions a name under callgrind, over the ASCII corpus names, against
- * 82 through the general path); every other call goes to
- * writer_write_string_any, which does the same for all strs (one pass,
- * prefix backfilled, counted when it must grow).  The short path's two
- * builds (writer_short.h) are made here; Writer_write_string is a compare
- * and a jump to one of them.
+ * in a GIL-free call and no batch under way, is done here in a small
+ * function (short_put, writer_short.h, then the result int, whose failure
+ * takes the write back as every write's does: 52 instructions a name under
+ * callgrind, over the ASCII corpus names, against 82 through the general
+ * path); every other call goes to writer_write_string_any, which does the
+ * same for all strs (one pass, prefix backfilled, counted when it must
+ * grow).  The short path's two builds (writer_short.h) are made here;
+ * write_string runs the base one, write_strings one or the other for a
+ * whole run of items.
  */
-#define SP(name) name##_base
-#define SP_ATTR
-#define SP_VBMI2 0
-#define SP_OUTER W_HOT
-#include "writer_short.h"
-#undef SP
-#undef SP_ATTR
-#undef SP_VBMI2
-#undef SP_OUTER
-
 #if U8P_HAVE_VBMI2_SHORT
 #define SP(name) name##_vbmi2
 #define SP_ATTR U8P_VBMI2_TARGET
@@ -465,18 +455,30 @@ writer_write_string_any(WriterObject *self, PyObject *s)
 /* the VBMI2 build of the short path, while the kernels in use are the
  * VBMI2 table (writer_short.h) */
 #define W_SHORT_VBMI2() U8P_VBMI2_SHORT_OK(u8p_K)
-#else
-#define W_SHORT_VBMI2() 0
 #endif
+
+#define SP(name) name##_base
+#define SP_ATTR
+#define SP_VBMI2 0
+#define SP_OUTER W_HOT
+#include "writer_short.h"
+#undef SP
+#undef SP_ATTR
+#undef SP_VBMI2
+#undef SP_OUTER
 
 static PyObject *
 Writer_write_string(WriterObject *self, PyObject *s)
 {
-#if U8P_HAVE_VBMI2_SHORT
-    if (W_SHORT_VBMI2())
-        return write_string_vbmi2(self, s);
-#endif
-    return write_string_base(self, s);
+    if (self->prefix == U8P_PFX_VARINT && self->enc == U8P_ENC_UTF8 && !self->busy &&
+        !self->nogil.held) {
+        const Py_ssize_t start = self->len, r = short_put_base(self->buf, start, self->cap, s);
+        if (r > 0) {
+            self->len = start + r;
+            return writer_result(self, start, r);
+        }
+    }
+    return writer_write_string_any(self, s);
 }
 
 /* Presizing a batch pays when it has a few items; it is skipped when the
@@ -573,7 +575,7 @@ Writer_write_strings(WriterObject *self, PyObject *items)
                  * take it (writer_short.h) */
                 PyObject *const *const it = PySequence_Fast_ITEMS(items);
                 const Py_ssize_t size = PySequence_Fast_GET_SIZE(items);
-#if U8P_HAVE_VBMI2_SHORT
+#ifdef W_SHORT_VBMI2
                 if (W_SHORT_VBMI2())
                     self->len = short_run_vbmi2(self->buf, self->len, self->cap, it, size, &idx);
                 else

@@ -4,20 +4,24 @@
  *   base   every CPU.  A non-ASCII body goes to the kernel table's encoder
  *          (u8p_K), a call.
  *   vbmi2  built for the AVX-512 VBMI2 target (where
- *          kernels/x86_vbmi2_short.h compiles).  A short UCS1 str, or a
- *          UCS2 str with no code point from U+0800, of 3 to 32 code points
- *          is encoded right here by that header's two-byte step, with no
- *          call; the rest goes to u8p_K as in base.  writer.c runs this
- *          build only while u8p_K is the table whose own short encoders are
- *          that step (U8P_VBMI2_SHORT_OK), so it changes no byte, only the
- *          call, and every test that runs the avx512 kernel level on such
- *          a CPU runs it (the other levels run base).
+ *          kernels/x86_vbmi2_short.h compiles).  A UCS1, UCS2 or UCS4 str
+ *          of up to 32 code points (from the lengths where the VBMI2
+ *          encoders leave the scalar loop) is encoded right here by that
+ *          header's steps, with no call; the rest goes to u8p_K as in
+ *          base.  write_strings runs its loop over short items (short_run)
+ *          in this build; write_string stays on base (reaching this build
+ *          costs a call or a dispatch per string, and that cost more than
+ *          the inline step saved: see README, "Short strings at the cost
+ *          of a call").  writer.c runs this build only while u8p_K is the
+ *          table whose own short encoders are those steps
+ *          (U8P_VBMI2_SHORT_OK), so it changes no byte, only the call, and
+ *          every test that runs the avx512 kernel level on such a CPU runs
+ *          it (the other levels run base).
  *
  * Before each inclusion writer.c defines SP(name) (the build's suffix),
  * SP_ATTR (its target attribute, empty for base), SP_VBMI2 (0 or 1) and
- * SP_OUTER (how write_strings' loop is kept: inlined into its caller for
- * base; apart for vbmi2, which a caller built for the baseline cannot
- * inline).
+ * SP_OUTER (how short_run is kept: inlined into write_strings for base;
+ * apart for vbmi2, which a caller built for the baseline cannot inline).
  */
 
 /* The common short case, shared by write_string's and write_strings' fast
@@ -66,13 +70,28 @@ SP(short_put)(uint8_t *const buf, const Py_ssize_t len, const Py_ssize_t cap, Py
             size_t body, done = (size_t)n;
             const u8p_kernels *K;
 #if SP_VBMI2
-            /* the VBMI2 table's own short step, inlined: UCS1 and UCS2
-             * below U+0800 (half the corpus's UCS2 names) from 3 to 32
-             * code points; from U+0800 the table's encoder below */
-            if (n > 2 && n <= 32 && kind != PyUnicode_4BYTE_KIND) {
-                body = kind == PyUnicode_1BYTE_KIND
-                           ? u8p_vbmi2_short_ucs1((const uint8_t *)data, (size_t)n, dst + 1)
-                           : u8p_vbmi2_short_ucs2((const uint16_t *)data, (size_t)n, dst + 1);
+            /* the VBMI2 table's own short steps, inlined, from the lengths
+             * where its encoders leave the scalar loop, up to 32 code
+             * points: UCS1 and UCS2 below U+0800 (half the corpus's UCS2
+             * names) the two-byte step, other UCS2 and UCS4 the lanes
+             * step; a surrogate leaves it all to the table's encoder
+             * below, which stops there */
+            if (n > 2 && n <= 32) {
+                if (kind == PyUnicode_1BYTE_KIND)
+                    body = u8p_vbmi2_short_ucs1((const uint8_t *)data, (size_t)n, dst + 1);
+                else if (kind == PyUnicode_2BYTE_KIND) {
+                    body = (size_t)-1;
+                    if (n >= U8P_VBMI2_MIN_UNITS_UCS2) {
+                        body = u8p_vbmi2_short_ucs2((const uint16_t *)data, (size_t)n, dst + 1);
+                        if (body == (size_t)-1)
+                            body = u8p_vbmi2_short_ucs2_lanes((const uint16_t *)data, (size_t)n,
+                                                              dst + 1);
+                    }
+                }
+                else
+                    body = n >= U8P_VBMI2_MIN_UNITS_UCS4
+                               ? u8p_vbmi2_short_ucs4((const uint32_t *)data, (size_t)n, dst + 1)
+                               : (size_t)-1;
                 if (body != (size_t)-1) {
                     dst[0] = (uint8_t)body;
                     return (Py_ssize_t)body + 1;
@@ -116,20 +135,4 @@ SP(short_run)(uint8_t *const buf, Py_ssize_t len, const Py_ssize_t cap, PyObject
     }
     *idxp = idx;
     return len;
-}
-
-/* write_string's common call; kept apart in both builds, so that
- * Writer_write_string is a compare and a jump to one or the other */
-W_APART SP_ATTR PyObject *
-SP(write_string)(WriterObject *self, PyObject *s)
-{
-    if (self->prefix == U8P_PFX_VARINT && self->enc == U8P_ENC_UTF8 && !self->busy &&
-        !self->nogil.held) {
-        const Py_ssize_t start = self->len, r = SP(short_put)(self->buf, start, self->cap, s);
-        if (r > 0) {
-            self->len = start + r;
-            return writer_result(self, start, r);
-        }
-    }
-    return writer_write_string_any(self, s);
 }

@@ -62,6 +62,8 @@ def test_surrogate_at_every_position(kind, errors, kernels):
                 s = s + "😀"
             w = utf8pfx.BufferWriter(256, errors=errors)
             w.write_string("k")
+            b = utf8pfx.BufferWriter(256, errors=errors)  # batch
+            b.write_string("k")
             try:
                 want = ref(s, errors)
             except UnicodeEncodeError as ce:
@@ -69,9 +71,15 @@ def test_surrogate_at_every_position(kind, errors, kernels):
                     w.write_string(s)
                 assert (ei.value.start, ei.value.end) == (ce.start, ce.end)
                 assert w.getvalue() == b"\x01k"
+                with pytest.raises(UnicodeEncodeError) as ei:
+                    b.write_strings(["ab", s, "cd"])
+                assert (ei.value.start, ei.value.end) == (ce.start, ce.end)
+                assert b.getvalue() == b"\x01k"
                 continue
             w.write_string(s)
             assert w.getvalue() == b"\x01k" + want, (kind, errors, n, i)
+            b.write_strings(["ab", s, "cd"])
+            assert b.getvalue() == b"\x01k\x02ab" + want + b"\x02cd", (kind, errors, n, i)
 
 
 @pytest.mark.parametrize("prefix", ["varint", "zigzag", "varint+1", "u16be", "i32be", "u32le"])
@@ -217,8 +225,8 @@ def _cpu_flags():
 
 
 def test_short_path_build_follows_the_kernel_level():
-    """The writer's short path has a second build for AVX-512 VBMI2
-    (csrc/writer_short.h) that encodes short UCS1 and UCS2 bodies inline; it
+    """write_strings' short path has a second build for AVX-512 VBMI2
+    (csrc/writer_short.h) that encodes short non-ASCII bodies inline; it
     runs exactly while the kernels are the avx512 level's on a CPU with
     VBMI2, so the tests that run that level run it, and every other level
     runs the base build."""

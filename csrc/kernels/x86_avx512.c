@@ -7,7 +7,7 @@
  *                             compress would be the AVX2 scheme again).
  *   u8p_kernels_avx512_vbmi2  + VBMI2, VBMI and CD: encoders build each code
  *                             point's UTF-8 right-aligned in a 32-bit lane
- *                             (vbmi_lanes: lzcnt -> length class, one
+ *                             (u8p_vbmi2_lanes: lzcnt -> length class, one
  *                             multishift, one ternlog) and squeeze out the
  *                             unused bytes with vpcompressb; loads and
  *                             stores are masked to the exact size, so
@@ -101,99 +101,10 @@ avx512_len_ucs4(const uint32_t *src, size_t n, size_t *nsurr)
 
 /* ------------------------------------------------------- VBMI2 encoders */
 
-/* Below these lengths the VBMI2 encoders hand the input to the scalar
- * loop.  Their one masked step has a fixed cost (a dependency chain of
- * lzcnt -> permute -> mask -> compress -> masked store) that the scalar
- * loop beats on a handful of code points.  Measured with
- * bench/c/bench_kernels.c, every cut-off at 1, on an Intel Xeon (family 6
- * model 207, AVX-512 VBMI2), best of three runs, ns per code point VBMI2 /
- * scalar: Cyrillic n=3 1.91 / 1.80, n=4 1.40 / 1.61, n=5 1.15 / 1.69; CJK
- * n=3 1.86 / 2.01, n=4 1.39 / 1.82; emoji n=3 2.43 / 1.84, n=4 2.06 /
- * 2.11, n=5 1.19 / 1.48, n=8 0.77 / 1.07.  With the cut-off at 6 instead of
- * 16, write_string of the corpus's UCS4 names ran 1.2-1.3x and
- * write_strings 1.3-1.5x faster (A/B in one process).  Latin-1: within
- * noise of each other from 5 to 10, and the writer's UCS1 names ran 9 %
- * faster without a cut-off than with one at 10: the UCS1 encoder has none. */
-#ifndef U8P_VBMI2_MIN_UNITS_UCS2
-#define U8P_VBMI2_MIN_UNITS_UCS2 4
-#endif
-#ifndef U8P_VBMI2_MIN_UNITS_UCS4
-#define U8P_VBMI2_MIN_UNITS_UCS4 5
-#endif
-
-/*
- * 16 code points (32-bit lanes) -> UTF-8, the step of every UCS2 and UCS4
- * loop below: each code point's sequence is built right-aligned in its
- * lane (byte 3 its last byte, byte 3 - k its lead) and vpcompressb
- * squeezes out the unused bytes.  The lane's leading-zero count (vplzcntd) picks its
- * length class from two 32-entry tables (vpermt2d): which of its 4 bytes
- * to keep (0xFF the ASCII byte, 0xBF a kept byte of a longer sequence, 0
- * dropped: the high bit is the keep mask) and the marker bits to OR in.
- * One vpmultishiftqb lays out bits 18.., 12.., 6.. and 0.. of the code
- * point as bytes 0..3 of the lane (right-aligned, as above); (x & keep) |
- * marker is one vpternlogd.  lz 32 (U+0000) wraps to entry 0, ASCII;
- * entries 1..10 are above U+10FFFF and never met.  At the bits this keeps,
- * every field is in range: a lead's bits above its payload are zero for a
- * code point of that length, and a continuation byte's bit 7 is set by its
- * marker anyway.
- */
-typedef struct {
-    __m512i keep_lo, keep_hi, mark_lo, mark_hi, fields;
-} vbmi_lanes_tab;
-
-#define VBMI_K1 ((int)0xFF000000u) /* ASCII */
-#define VBMI_K2 ((int)0xBFBF0000u)
-#define VBMI_K3 ((int)0xBFBFBF00u)
-#define VBMI_K4 ((int)0xBFBFBFBFu)
-#define VBMI_M2 ((int)0x80C00000u)
-#define VBMI_M3 ((int)0x8080E000u)
-#define VBMI_M4 ((int)0x808080F0u)
-
-U8P_VBMI2_INL static inline vbmi_lanes_tab
-vbmi_lanes_tab_make(void)
-{
-    vbmi_lanes_tab t;
-    /* lz 0..15 (entry 0: U+0000), then 16..31 */
-    t.keep_lo = _mm512_setr_epi32(VBMI_K1, VBMI_K4, VBMI_K4, VBMI_K4, VBMI_K4, VBMI_K4, VBMI_K4,
-                                  VBMI_K4, VBMI_K4, VBMI_K4, VBMI_K4, VBMI_K4, VBMI_K4, VBMI_K4,
-                                  VBMI_K4, VBMI_K4);
-    t.keep_hi = _mm512_setr_epi32(VBMI_K3, VBMI_K3, VBMI_K3, VBMI_K3, VBMI_K3, VBMI_K2, VBMI_K2,
-                                  VBMI_K2, VBMI_K2, VBMI_K1, VBMI_K1, VBMI_K1, VBMI_K1, VBMI_K1,
-                                  VBMI_K1, VBMI_K1);
-    t.mark_lo = _mm512_setr_epi32(0, VBMI_M4, VBMI_M4, VBMI_M4, VBMI_M4, VBMI_M4, VBMI_M4,
-                                  VBMI_M4, VBMI_M4, VBMI_M4, VBMI_M4, VBMI_M4, VBMI_M4, VBMI_M4,
-                                  VBMI_M4, VBMI_M4);
-    t.mark_hi = _mm512_setr_epi32(VBMI_M3, VBMI_M3, VBMI_M3, VBMI_M3, VBMI_M3, VBMI_M2, VBMI_M2,
-                                  VBMI_M2, VBMI_M2, 0, 0, 0, 0, 0, 0, 0);
-    /* per 64-bit pair of lanes: bytes 0..3 <- bits 18, 12, 6, 0 of the
-     * low lane, bytes 4..7 <- bits 50, 44, 38, 32 (the high lane) */
-    t.fields = _mm512_set1_epi64((long long)0x20262C3200060C12ull);
-    return t;
-}
-
-/* c's `lanes` (no surrogates) -> UTF-8 in *out (compressed to the front);
- * returns the byte count */
-U8P_VBMI2_INL static inline size_t
-vbmi_lanes(const vbmi_lanes_tab *t, __m512i c, __mmask16 lanes, __m512i *out)
-{
-    __m512i lz = _mm512_lzcnt_epi32(c);
-    __m512i keepv = _mm512_maskz_permutex2var_epi32(lanes, t->keep_lo, lz, t->keep_hi);
-    __m512i mark = _mm512_permutex2var_epi32(t->mark_lo, lz, t->mark_hi);
-    __m512i x = _mm512_multishift_epi64_epi8(t->fields, c);
-    __mmask64 keep = _mm512_movepi8_mask(keepv);
-    /* (x & keepv) | mark */
-    *out = _mm512_maskz_compress_epi8(keep, _mm512_ternarylogic_epi32(x, keepv, mark, 0xEA));
-    return (size_t)__builtin_popcountll(keep);
-}
-
-U8P_VBMI2_INL static inline size_t
-vbmi_lanes_store(const vbmi_lanes_tab *t, __m512i c, __mmask16 lanes, uint8_t *d)
-{
-    __m512i o;
-    size_t cnt = vbmi_lanes(t, c, lanes, &o);
-    _mm512_mask_storeu_epi8(d, u8p_low_bits64(cnt), o);
-    return cnt;
-}
+/* The cut-offs below which the VBMI2 encoders hand the input to the
+ * scalar loop (U8P_VBMI2_MIN_UNITS_UCS2, _UCS4) and the lanes step they
+ * share (u8p_vbmi2_lanes...) are in x86_vbmi2_short.h: the writer's short
+ * path inlines them too. */
 
 /* the two-byte step over 16-bit lanes (UCS1, and UCS2 below U+0800) is in
  * x86_vbmi2_short.h: the writer's short path inlines it too */
@@ -227,11 +138,11 @@ vbmi2_enc_ucs1(const uint8_t *src, size_t n, uint8_t *dst)
         __mmask16 sur_ = _mm512_cmpeq_epi32_mask(_mm512_and_si512((c), kF800), kD800) & (lanes); \
         if (sur_) {                                                           \
             size_t first_ = (size_t)__builtin_ctz(sur_);                      \
-            d += vbmi_lanes_store(&t_, (c), (__mmask16)u8p_low_bits64(first_), d); \
+            d += u8p_vbmi2_lanes_store(&t_, (c), (__mmask16)u8p_low_bits64(first_), d); \
             i += first_;                                                      \
             break;                                                            \
         }                                                                     \
-        d += vbmi_lanes_store(&t_, (c), (lanes), d);                          \
+        d += u8p_vbmi2_lanes_store(&t_, (c), (lanes), d);                          \
         i += (take);                                                          \
     }
 
@@ -240,7 +151,7 @@ vbmi2_enc_ucs2(const uint16_t *src, size_t n, uint8_t *dst, size_t *done)
 {
     const __m512i kF800 = _mm512_set1_epi32((int)0xFFFFF800u);
     const __m512i kD800 = _mm512_set1_epi32(0xD800);
-    const vbmi_lanes_tab t_ = vbmi_lanes_tab_make();
+    const u8p_vbmi2_tab t_ = u8p_vbmi2_tab_make();
     uint8_t *d = dst;
     size_t i = 0;
     if (n < U8P_VBMI2_MIN_UNITS_UCS2)
@@ -327,7 +238,7 @@ vbmi_len_ucs4(const uint32_t *src, size_t n, size_t *nsurr)
  * code points, 6 % emoji among ASCII words: 1.09-1.16x faster without it;
  * 8 K code points of cldr_emoji.tsv: 1.06-1.11x). */
 U8P_VBMI2_INL static inline size_t
-vbmi_ucs4_rounds(const vbmi_lanes_tab *t, const uint32_t *src, size_t n, uint8_t **dp)
+vbmi_ucs4_rounds(const u8p_vbmi2_tab *t, const uint32_t *src, size_t n, uint8_t **dp)
 {
     const __m512i kD800 = _mm512_set1_epi32(0xD800);
     const __m512i kHigh = _mm512_set1_epi32((int)0xFFFFFF80u);
@@ -354,7 +265,7 @@ vbmi_ucs4_rounds(const vbmi_lanes_tab *t, const uint32_t *src, size_t n, uint8_t
         }
         for (k = 0; k < 4; k++) {
             __m512i o;
-            size_t cnt = vbmi_lanes(t, c[k], (__mmask16)0xFFFF, &o);
+            size_t cnt = u8p_vbmi2_lanes(t, c[k], (__mmask16)0xFFFF, &o);
             _mm512_mask_storeu_epi8(d, u8p_low_bits64(cnt), o);
             d += cnt;
         }
@@ -368,7 +279,7 @@ vbmi2_enc_ucs4(const uint32_t *src, size_t n, uint8_t *dst, size_t *done)
 {
     const __m512i kF800 = _mm512_set1_epi32((int)0xFFFFF800u);
     const __m512i kD800 = _mm512_set1_epi32(0xD800);
-    const vbmi_lanes_tab t_ = vbmi_lanes_tab_make();
+    const u8p_vbmi2_tab t_ = u8p_vbmi2_tab_make();
     uint8_t *d = dst;
     size_t i = 0;
     if (n < U8P_VBMI2_MIN_UNITS_UCS4)

@@ -1,12 +1,14 @@
 /*
- * The AVX-512 VBMI2 two-byte step for short strings: up to 32 code units,
- * each below U+0800, to UTF-8 in one masked load, one byte compress and one
- * masked store.  Shared by the VBMI2 encoders (x86_avx512.c) and by the
- * writer's short path, which is built a second time for this target
- * (csrc/writer_short.h) so that a short UCS1 str, or a UCS2 str with no code
- * point from U+0800, costs no call into the kernels.  Plain C over arrays,
- * no Python.h; every function reads and writes exactly its input and output
- * (masked loads and stores), so none needs slack past either end.
+ * The AVX-512 VBMI2 encoders' steps for short strings: the two-byte step
+ * (up to 32 code units, each below U+0800, in one masked load, one byte
+ * compress and one masked store) and the lanes step (16 code points of any
+ * length class a step), with the cut-offs below which the scalar loop is
+ * faster.  Shared by the VBMI2 encoders (x86_avx512.c) and by the writer's
+ * short path, which is built a second time for this target
+ * (csrc/writer_short.h) so that a short str costs no call into the kernels.
+ * Plain C over arrays, no Python.h; every function reads and writes exactly
+ * its input and output (masked loads and stores), so none needs slack past
+ * either end.
  *
  * U8P_HAVE_VBMI2_SHORT is 1 where this compiles (x86-64 with gcc or clang,
  * as U8P_X86_SIMD in simd_internal.h); a caller must run these functions
@@ -36,6 +38,13 @@ extern const u8p_kernels u8p_kernels_avx512_mixed;
 #define U8P_VBMI2_TARGET \
     __attribute__((target("avx512f,avx512bw,avx512cd,avx512vbmi,avx512vbmi2,avx2,popcnt")))
 
+/* a mask of the low k bits, k in 0..64 */
+static inline uint64_t
+u8p_vbmi2_low64(size_t k)
+{
+    return k >= 64 ? ~(uint64_t)0 : (((uint64_t)1 << k) - 1);
+}
+
 /* The lanes of w (16-bit, each below U+0800) -> UTF-8 at d, one or two
  * bytes each; returns the byte count.  Each lane holds its two-byte form
  * [0xC0 | c >> 6, 0x80 | (c & 0x3F)] (little-endian) or c itself, and
@@ -53,9 +62,7 @@ u8p_vbmi2_two_store(__m512i w, __mmask32 lanes, uint8_t *d)
                                        _mm512_set1_epi16((short)0x8080)));
     const __mmask64 keep = _mm512_movepi8_mask(keepv);
     const size_t cnt = (size_t)__builtin_popcountll(keep);
-    /* cnt <= 64; the mask of its low bits without a shift by 64 */
-    const __mmask64 out = cnt >= 64 ? ~(__mmask64)0 : (((__mmask64)1 << cnt) - 1);
-    _mm512_mask_storeu_epi8(d, out,
+    _mm512_mask_storeu_epi8(d, u8p_vbmi2_low64(cnt),
                             _mm512_maskz_compress_epi8(keep, _mm512_mask_blend_epi16(big, w, two)));
     return cnt;
 }
@@ -82,6 +89,149 @@ u8p_vbmi2_short_ucs2(const uint16_t *src, size_t n, uint8_t *dst)
     if (_mm512_cmpge_epu16_mask(w, _mm512_set1_epi16(0x800)))
         return (size_t)-1;
     return u8p_vbmi2_two_store(w, lanes, dst);
+}
+
+/* Below these lengths the VBMI2 encoders hand the input to the scalar
+ * loop.  Their one masked step has a fixed cost (a dependency chain of
+ * lzcnt -> permute -> mask -> compress -> masked store) that the scalar
+ * loop beats on a handful of code points.  Measured with
+ * bench/c/bench_kernels.c, every cut-off at 1, on an Intel Xeon (family 6
+ * model 207, AVX-512 VBMI2), best of three runs, ns per code point VBMI2 /
+ * scalar: Cyrillic n=3 1.91 / 1.80, n=4 1.40 / 1.61, n=5 1.15 / 1.69; CJK
+ * n=3 1.86 / 2.01, n=4 1.39 / 1.82; emoji n=3 2.43 / 1.84, n=4 2.06 /
+ * 2.11, n=5 1.19 / 1.48, n=8 0.77 / 1.07.  With the cut-off at 6 instead of
+ * 16, write_string of the corpus's UCS4 names ran 1.2-1.3x and
+ * write_strings 1.3-1.5x faster (A/B in one process).  Latin-1: within
+ * noise of each other from 5 to 10, and the writer's UCS1 names ran 9 %
+ * faster without a cut-off than with one at 10: the UCS1 encoder has none. */
+#ifndef U8P_VBMI2_MIN_UNITS_UCS2
+#define U8P_VBMI2_MIN_UNITS_UCS2 4
+#endif
+#ifndef U8P_VBMI2_MIN_UNITS_UCS4
+#define U8P_VBMI2_MIN_UNITS_UCS4 5
+#endif
+
+/*
+ * 16 code points (32-bit lanes) -> UTF-8, the step of every UCS2 and UCS4
+ * loop below: each code point's sequence is built right-aligned in its
+ * lane (byte 3 its last byte, byte 3 - k its lead) and vpcompressb
+ * squeezes out the unused bytes.  The lane's leading-zero count (vplzcntd) picks its
+ * length class from two 32-entry tables (vpermt2d): which of its 4 bytes
+ * to keep (0xFF the ASCII byte, 0xBF a kept byte of a longer sequence, 0
+ * dropped: the high bit is the keep mask) and the marker bits to OR in.
+ * One vpmultishiftqb lays out bits 18.., 12.., 6.. and 0.. of the code
+ * point as bytes 0..3 of the lane (right-aligned, as above); (x & keep) |
+ * marker is one vpternlogd.  lz 32 (U+0000) wraps to entry 0, ASCII;
+ * entries 1..10 are above U+10FFFF and never met.  At the bits this keeps,
+ * every field is in range: a lead's bits above its payload are zero for a
+ * code point of that length, and a continuation byte's bit 7 is set by its
+ * marker anyway.
+ */
+typedef struct {
+    __m512i keep_lo, keep_hi, mark_lo, mark_hi, fields;
+} u8p_vbmi2_tab;
+
+#define VBMI_K1 ((int)0xFF000000u) /* ASCII */
+#define VBMI_K2 ((int)0xBFBF0000u)
+#define VBMI_K3 ((int)0xBFBFBF00u)
+#define VBMI_K4 ((int)0xBFBFBFBFu)
+#define VBMI_M2 ((int)0x80C00000u)
+#define VBMI_M3 ((int)0x8080E000u)
+#define VBMI_M4 ((int)0x808080F0u)
+
+U8P_VBMI2_TARGET static inline __attribute__((always_inline)) u8p_vbmi2_tab
+u8p_vbmi2_tab_make(void)
+{
+    u8p_vbmi2_tab t;
+    /* lz 0..15 (entry 0: U+0000), then 16..31 */
+    t.keep_lo = _mm512_setr_epi32(VBMI_K1, VBMI_K4, VBMI_K4, VBMI_K4, VBMI_K4, VBMI_K4, VBMI_K4,
+                                  VBMI_K4, VBMI_K4, VBMI_K4, VBMI_K4, VBMI_K4, VBMI_K4, VBMI_K4,
+                                  VBMI_K4, VBMI_K4);
+    t.keep_hi = _mm512_setr_epi32(VBMI_K3, VBMI_K3, VBMI_K3, VBMI_K3, VBMI_K3, VBMI_K2, VBMI_K2,
+                                  VBMI_K2, VBMI_K2, VBMI_K1, VBMI_K1, VBMI_K1, VBMI_K1, VBMI_K1,
+                                  VBMI_K1, VBMI_K1);
+    t.mark_lo = _mm512_setr_epi32(0, VBMI_M4, VBMI_M4, VBMI_M4, VBMI_M4, VBMI_M4, VBMI_M4,
+                                  VBMI_M4, VBMI_M4, VBMI_M4, VBMI_M4, VBMI_M4, VBMI_M4, VBMI_M4,
+                                  VBMI_M4, VBMI_M4);
+    t.mark_hi = _mm512_setr_epi32(VBMI_M3, VBMI_M3, VBMI_M3, VBMI_M3, VBMI_M3, VBMI_M2, VBMI_M2,
+                                  VBMI_M2, VBMI_M2, 0, 0, 0, 0, 0, 0, 0);
+    /* per 64-bit pair of lanes: bytes 0..3 <- bits 18, 12, 6, 0 of the
+     * low lane, bytes 4..7 <- bits 50, 44, 38, 32 (the high lane) */
+    t.fields = _mm512_set1_epi64((long long)0x20262C3200060C12ull);
+    return t;
+}
+#undef VBMI_K1
+#undef VBMI_K2
+#undef VBMI_K3
+#undef VBMI_K4
+#undef VBMI_M2
+#undef VBMI_M3
+#undef VBMI_M4
+
+/* c's `lanes` (no surrogates) -> UTF-8 in *out (compressed to the front);
+ * returns the byte count */
+U8P_VBMI2_TARGET static inline __attribute__((always_inline)) size_t
+u8p_vbmi2_lanes(const u8p_vbmi2_tab *t, __m512i c, __mmask16 lanes, __m512i *out)
+{
+    __m512i lz = _mm512_lzcnt_epi32(c);
+    __m512i keepv = _mm512_maskz_permutex2var_epi32(lanes, t->keep_lo, lz, t->keep_hi);
+    __m512i mark = _mm512_permutex2var_epi32(t->mark_lo, lz, t->mark_hi);
+    __m512i x = _mm512_multishift_epi64_epi8(t->fields, c);
+    __mmask64 keep = _mm512_movepi8_mask(keepv);
+    /* (x & keepv) | mark */
+    *out = _mm512_maskz_compress_epi8(keep, _mm512_ternarylogic_epi32(x, keepv, mark, 0xEA));
+    return (size_t)__builtin_popcountll(keep);
+}
+
+U8P_VBMI2_TARGET static inline __attribute__((always_inline)) size_t
+u8p_vbmi2_lanes_store(const u8p_vbmi2_tab *t, __m512i c, __mmask16 lanes, uint8_t *d)
+{
+    __m512i o;
+    size_t cnt = u8p_vbmi2_lanes(t, c, lanes, &o);
+    _mm512_mask_storeu_epi8(d, u8p_vbmi2_low64(cnt), o);
+    return cnt;
+}
+
+/* n (U8P_VBMI2_MIN_UNITS_UCS2..32) UCS2 code units at src -> UTF-8 at dst
+ * (at most 3n bytes) by the lanes step, 16 a step; returns the byte count,
+ * or (size_t)-1 when one is a surrogate (what it wrote then counts for
+ * nothing: the caller hands the str to a path that stops there). */
+U8P_VBMI2_TARGET static inline __attribute__((always_inline)) size_t
+u8p_vbmi2_short_ucs2_lanes(const uint16_t *src, size_t n, uint8_t *dst)
+{
+    const u8p_vbmi2_tab t = u8p_vbmi2_tab_make();
+    uint8_t *d = dst;
+    size_t i;
+    for (i = 0; i < n; i += 16) {
+        const __mmask16 lanes = (__mmask16)u8p_vbmi2_low64(n - i < 16 ? n - i : 16);
+        const __m512i c = _mm512_cvtepu16_epi32(
+            _mm512_castsi512_si256(_mm512_maskz_loadu_epi16((__mmask32)lanes, src + i)));
+        if (_mm512_mask_cmpeq_epi32_mask(lanes, _mm512_and_si512(c, _mm512_set1_epi32(0xF800)),
+                                         _mm512_set1_epi32(0xD800)))
+            return (size_t)-1;
+        d += u8p_vbmi2_lanes_store(&t, c, lanes, d);
+    }
+    return (size_t)(d - dst);
+}
+
+/* n (U8P_VBMI2_MIN_UNITS_UCS4..32) UCS4 code points at src -> UTF-8 at dst
+ * (at most 4n bytes), as u8p_vbmi2_short_ucs2_lanes. */
+U8P_VBMI2_TARGET static inline __attribute__((always_inline)) size_t
+u8p_vbmi2_short_ucs4(const uint32_t *src, size_t n, uint8_t *dst)
+{
+    const u8p_vbmi2_tab t = u8p_vbmi2_tab_make();
+    uint8_t *d = dst;
+    size_t i;
+    for (i = 0; i < n; i += 16) {
+        const __mmask16 lanes = (__mmask16)u8p_vbmi2_low64(n - i < 16 ? n - i : 16);
+        const __m512i c = _mm512_maskz_loadu_epi32(lanes, src + i);
+        if (_mm512_mask_cmpeq_epi32_mask(lanes,
+                                         _mm512_and_si512(c, _mm512_set1_epi32((int)0xFFFFF800u)),
+                                         _mm512_set1_epi32(0xD800)))
+            return (size_t)-1;
+        d += u8p_vbmi2_lanes_store(&t, c, lanes, d);
+    }
+    return (size_t)(d - dst);
 }
 
 #else
