@@ -84,13 +84,12 @@ SP(short_put)(uint8_t *const buf, const Py_ssize_t len, const Py_ssize_t cap, Py
                     if (n >= U8P_VBMI2_MIN_UNITS_UCS2) {
                         body = u8p_vbmi2_short_ucs2((const uint16_t *)data, (size_t)n, dst + 1);
                         if (body == (size_t)-1)
-                            body = u8p_vbmi2_short_ucs2_lanes((const uint16_t *)data, (size_t)n,
-                                                              dst + 1);
+                            body = u8p_vbmi2_short_lanes(data, 2, (size_t)n, dst + 1);
                     }
                 }
                 else
                     body = n >= U8P_VBMI2_MIN_UNITS_UCS4
-                               ? u8p_vbmi2_short_ucs4((const uint32_t *)data, (size_t)n, dst + 1)
+                               ? u8p_vbmi2_short_lanes(data, 4, (size_t)n, dst + 1)
                                : (size_t)-1;
                 if (body != (size_t)-1) {
                     dst[0] = (uint8_t)body;

@@ -113,11 +113,11 @@ MUTANTS = [
     ("M37", "csrc/kernels/x86_vbmi2_short.h", "    const __m512i w = _mm512_cvtepu8_epi16(",
      "    const __m512i w = _mm512_cvtepi8_epi16(",
      "VBMI2 UCS1 short step: Latin-1 bytes sign-extended"),
-    ("M38", "csrc/kernels/x86_vbmi2_short.h", "_mm512_and_si512(c, _mm512_set1_epi32(0xF800)),",
-     "_mm512_and_si512(c, _mm512_set1_epi32(0xF000)),",
-     "writer's inline VBMI2 UCS2 lanes step misses surrogates"),
-    ("M39", "csrc/kernels/x86_vbmi2_short.h", "        const __m512i c = _mm512_maskz_loadu_epi32(lanes, src + i);",
-     "        const __m512i c = _mm512_maskz_loadu_epi32(lanes, src + (i ? i - 1 : 0));",
+    ("M38", "csrc/kernels/x86_vbmi2_short.h", "_mm512_and_si512(c, _mm512_set1_epi32((int)0xFFFFF800u)),",
+     "_mm512_and_si512(c, _mm512_set1_epi32((int)0xFFFFF000u)),",
+     "writer's inline VBMI2 lanes step (UCS2, UCS4) misses surrogates"),
+    ("M39", "csrc/kernels/x86_vbmi2_short.h", ": _mm512_maskz_loadu_epi32(lanes, (const uint32_t *)src + i);",
+     ": _mm512_maskz_loadu_epi32(lanes, (const uint32_t *)src + (i ? i - 1 : 0));",
      "writer's inline VBMI2 UCS4 lanes step: the second step reloads the first's last code point"),
 ]
 

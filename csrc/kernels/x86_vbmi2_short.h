@@ -192,39 +192,23 @@ u8p_vbmi2_lanes_store(const u8p_vbmi2_tab *t, __m512i c, __mmask16 lanes, uint8_
     return cnt;
 }
 
-/* n (U8P_VBMI2_MIN_UNITS_UCS2..32) UCS2 code units at src -> UTF-8 at dst
- * (at most 3n bytes) by the lanes step, 16 a step; returns the byte count,
- * or (size_t)-1 when one is a surrogate (what it wrote then counts for
- * nothing: the caller hands the str to a path that stops there). */
+/* n (from the cut-off of its kind up to 32) UCS2 code units (units == 2,
+ * a constant) or UCS4 code points (units == 4) at src -> UTF-8 at dst (at
+ * most 3n or 4n bytes) by the lanes step, 16 a step; returns the byte
+ * count, or (size_t)-1 when one is a surrogate (what it wrote then counts
+ * for nothing: the caller hands the str to a path that stops there). */
 U8P_VBMI2_TARGET static inline __attribute__((always_inline)) size_t
-u8p_vbmi2_short_ucs2_lanes(const uint16_t *src, size_t n, uint8_t *dst)
+u8p_vbmi2_short_lanes(const void *src, const int units, size_t n, uint8_t *dst)
 {
     const u8p_vbmi2_tab t = u8p_vbmi2_tab_make();
     uint8_t *d = dst;
     size_t i;
     for (i = 0; i < n; i += 16) {
         const __mmask16 lanes = (__mmask16)u8p_vbmi2_low64(n - i < 16 ? n - i : 16);
-        const __m512i c = _mm512_cvtepu16_epi32(
-            _mm512_castsi512_si256(_mm512_maskz_loadu_epi16((__mmask32)lanes, src + i)));
-        if (_mm512_mask_cmpeq_epi32_mask(lanes, _mm512_and_si512(c, _mm512_set1_epi32(0xF800)),
-                                         _mm512_set1_epi32(0xD800)))
-            return (size_t)-1;
-        d += u8p_vbmi2_lanes_store(&t, c, lanes, d);
-    }
-    return (size_t)(d - dst);
-}
-
-/* n (U8P_VBMI2_MIN_UNITS_UCS4..32) UCS4 code points at src -> UTF-8 at dst
- * (at most 4n bytes), as u8p_vbmi2_short_ucs2_lanes. */
-U8P_VBMI2_TARGET static inline __attribute__((always_inline)) size_t
-u8p_vbmi2_short_ucs4(const uint32_t *src, size_t n, uint8_t *dst)
-{
-    const u8p_vbmi2_tab t = u8p_vbmi2_tab_make();
-    uint8_t *d = dst;
-    size_t i;
-    for (i = 0; i < n; i += 16) {
-        const __mmask16 lanes = (__mmask16)u8p_vbmi2_low64(n - i < 16 ? n - i : 16);
-        const __m512i c = _mm512_maskz_loadu_epi32(lanes, src + i);
+        const __m512i c =
+            units == 2 ? _mm512_cvtepu16_epi32(_mm512_castsi512_si256(_mm512_maskz_loadu_epi16(
+                             (__mmask32)lanes, (const uint16_t *)src + i)))
+                       : _mm512_maskz_loadu_epi32(lanes, (const uint32_t *)src + i);
         if (_mm512_mask_cmpeq_epi32_mask(lanes,
                                          _mm512_and_si512(c, _mm512_set1_epi32((int)0xFFFFF800u)),
                                          _mm512_set1_epi32(0xD800)))
