@@ -1,5 +1,6 @@
 /*
- * Private to csrc/kernels: what the SIMD files and dispatch.c share.
+ * Private to csrc/kernels: what the SIMD files and dispatch.c share (the
+ * writer sees it only through x86_vbmi2_short.h).
  *
  * U8P_X86_SIMD is 1 where the x86 SIMD files compile their kernels: x86-64
  * with a GNU-compatible compiler (gcc, clang), because each function picks

@@ -10,8 +10,8 @@
  * its input and output (masked loads and stores), so none needs slack past
  * either end.
  *
- * U8P_HAVE_VBMI2_SHORT is 1 where this compiles (x86-64 with gcc or clang,
- * as U8P_X86_SIMD in simd_internal.h); a caller must run these functions
+ * U8P_HAVE_VBMI2_SHORT is 1 where this compiles (U8P_X86_SIMD: x86-64
+ * with gcc or clang); a caller must run these functions
  * only while the kernel table in use is the VBMI2 one (the CPU has AVX-512
  * F, BW, CD, VBMI and VBMI2: dispatch.c asks cpuid and XCR0).
  */
@@ -21,29 +21,22 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "kernels.h"
+#include "simd_internal.h"
 
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#if U8P_X86_SIMD
 #define U8P_HAVE_VBMI2_SHORT 1
 
 #include <immintrin.h>
 
 /* The table in use while these may run: the avx512 level's on a CPU with
- * VBMI2 (x86_avx512.c; dispatch picks it only there). */
-extern const u8p_kernels u8p_kernels_avx512_mixed;
+ * VBMI2 (u8p_kernels_avx512_mixed, x86_avx512.c; dispatch picks it only
+ * there). */
 #define U8P_VBMI2_SHORT_OK(K) ((K) == &u8p_kernels_avx512_mixed)
 
 /* the "VBMI2" table's instruction sets: also VBMI (vpmultishiftqb) and CD
  * (vplzcntd) for its other steps */
 #define U8P_VBMI2_TARGET \
     __attribute__((target("avx512f,avx512bw,avx512cd,avx512vbmi,avx512vbmi2,avx2,popcnt")))
-
-/* a mask of the low k bits, k in 0..64 */
-static inline uint64_t
-u8p_vbmi2_low64(size_t k)
-{
-    return k >= 64 ? ~(uint64_t)0 : (((uint64_t)1 << k) - 1);
-}
 
 /* The lanes of w (16-bit, each below U+0800) -> UTF-8 at d, one or two
  * bytes each; returns the byte count.  Each lane holds its two-byte form
@@ -62,7 +55,7 @@ u8p_vbmi2_two_store(__m512i w, __mmask32 lanes, uint8_t *d)
                                        _mm512_set1_epi16((short)0x8080)));
     const __mmask64 keep = _mm512_movepi8_mask(keepv);
     const size_t cnt = (size_t)__builtin_popcountll(keep);
-    _mm512_mask_storeu_epi8(d, u8p_vbmi2_low64(cnt),
+    _mm512_mask_storeu_epi8(d, u8p_low_bits64(cnt),
                             _mm512_maskz_compress_epi8(keep, _mm512_mask_blend_epi16(big, w, two)));
     return cnt;
 }
@@ -72,7 +65,7 @@ u8p_vbmi2_two_store(__m512i w, __mmask32 lanes, uint8_t *d)
 U8P_VBMI2_TARGET static inline __attribute__((always_inline)) size_t
 u8p_vbmi2_short_ucs1(const uint8_t *src, size_t n, uint8_t *dst)
 {
-    const __mmask32 lanes = (__mmask32)(((uint64_t)1 << n) - 1);
+    const __mmask32 lanes = (__mmask32)u8p_low_bits64(n);
     const __m512i w = _mm512_cvtepu8_epi16(
         _mm512_castsi512_si256(_mm512_maskz_loadu_epi8((__mmask64)lanes, src)));
     return u8p_vbmi2_two_store(w, lanes, dst);
@@ -84,7 +77,7 @@ u8p_vbmi2_short_ucs1(const uint8_t *src, size_t n, uint8_t *dst)
 U8P_VBMI2_TARGET static inline __attribute__((always_inline)) size_t
 u8p_vbmi2_short_ucs2(const uint16_t *src, size_t n, uint8_t *dst)
 {
-    const __mmask32 lanes = (__mmask32)(((uint64_t)1 << n) - 1);
+    const __mmask32 lanes = (__mmask32)u8p_low_bits64(n);
     const __m512i w = _mm512_maskz_loadu_epi16(lanes, src);
     if (_mm512_cmpge_epu16_mask(w, _mm512_set1_epi16(0x800)))
         return (size_t)-1;
@@ -188,7 +181,7 @@ u8p_vbmi2_lanes_store(const u8p_vbmi2_tab *t, __m512i c, __mmask16 lanes, uint8_
 {
     __m512i o;
     size_t cnt = u8p_vbmi2_lanes(t, c, lanes, &o);
-    _mm512_mask_storeu_epi8(d, u8p_vbmi2_low64(cnt), o);
+    _mm512_mask_storeu_epi8(d, u8p_low_bits64(cnt), o);
     return cnt;
 }
 
@@ -204,7 +197,7 @@ u8p_vbmi2_short_lanes(const void *src, const int units, size_t n, uint8_t *dst)
     uint8_t *d = dst;
     size_t i;
     for (i = 0; i < n; i += 16) {
-        const __mmask16 lanes = (__mmask16)u8p_vbmi2_low64(n - i < 16 ? n - i : 16);
+        const __mmask16 lanes = (__mmask16)u8p_low_bits64(n - i < 16 ? n - i : 16);
         const __m512i c =
             units == 2 ? _mm512_cvtepu16_epi32(_mm512_castsi512_si256(_mm512_maskz_loadu_epi16(
                              (__mmask32)lanes, (const uint16_t *)src + i)))
