@@ -10,6 +10,13 @@
  * destination is sized EXACTLY to the expected output and placed the same
  * way (a write past it faults), with a canary in front of it (a write
  * before it is reported).  The guard pages are guard.h's.
+ *
+ * The writer's inline short steps for the VBMI2 table
+ * (x86_vbmi2_short.h: the two-byte steps for UCS1 and UCS2, the lanes step
+ * for UCS2 and UCS4, which csrc/writer_short.h runs only while that table
+ * is in use) are no table's entries, so they are run here by name, on every
+ * input of 1..32 code units, whenever this build runs that table (natively
+ * on a CPU with VBMI2, or emulated): check_vbmi2_short below.
  */
 #ifndef U8P_TEST_CHECK_H
 #define U8P_TEST_CHECK_H
@@ -23,6 +30,9 @@
 #include <unistd.h>
 
 #include "guard.h"
+/* before tables.h: in the emulated build its SIMDe include must come after
+ * the emulated <immintrin.h> has asked for SIMDe's Intel-named aliases */
+#include "x86_vbmi2_short.h"
 #include "kernels.h"
 #define U8P_WANT_ENC
 #include "tables.h"
@@ -38,6 +48,9 @@ static long check_failures, check_cases;
 static guarded check_src, check_dst;
 static uint8_t *check_expect;
 static size_t check_cap; /* code points */
+/* this build runs the VBMI2 table: its short steps run too (check_vbmi2_short) */
+static int check_vbmi2_on;
+static long check_vbmi2_cases;
 
 static void
 check_init(size_t max_cp)
@@ -50,6 +63,10 @@ check_init(size_t max_cp)
         if (check_tables[lvl].run) {
             check_level_names[check_nlevels] = tt_short(check_tables[lvl].sym);
             check_levels[check_nlevels++] = (const u8p_kernels *)check_tables[lvl].table;
+#if U8P_HAVE_VBMI2_SHORT
+            if (U8P_VBMI2_SHORT_OK((const u8p_kernels *)check_tables[lvl].table))
+                check_vbmi2_on = 1;
+#endif
         }
     }
     check_cap = max_cp;
@@ -105,6 +122,83 @@ cp_at(int kind, const void *src, size_t i)
         return ((const uint16_t *)src)[i];
     return ((const uint32_t *)src)[i];
 }
+
+#if U8P_HAVE_VBMI2_SHORT
+/* One short step's result against the reference: `want` bytes expected
+ * (or (size_t)-1: the step must refuse), dst placed before the guard page
+ * with `room` bytes and a canary in front. */
+static void
+check_vbmi2_result(int kind, const char *fn, const char *label, size_t n, size_t got, size_t want,
+                   const uint8_t *dst, size_t room, int untouched)
+{
+    size_t i;
+    if (got != want) {
+        check_fail("vbmi2_short", kind, fn, label, n, "bytes", got, want);
+        return;
+    }
+    if (want != (size_t)-1 && memcmp(dst, check_expect, want) != 0) {
+        size_t j = 0;
+        while (dst[j] == check_expect[j])
+            j++;
+        check_fail("vbmi2_short", kind, fn, label, n, "first differing byte at", j, want);
+    }
+    for (i = 0; i < CHECK_CANARY; i++) {
+        if (dst[(ptrdiff_t)i - CHECK_CANARY] != 0xA5) {
+            check_fail("vbmi2_short", kind, fn, label, n, "wrote before dst, offset", i,
+                       CHECK_CANARY);
+            break;
+        }
+    }
+    for (i = 0; untouched && i < room; i++) {
+        if (dst[i] != 0xA5) {
+            check_fail("vbmi2_short", kind, fn, label, n, "refused but wrote at", i, room);
+            break;
+        }
+    }
+}
+
+/* The writer's VBMI2 short steps on n (1..32) units at src (before the
+ * guard page): UCS1 the two-byte step; UCS2 the two-byte step (refuses,
+ * writing nothing, when a unit is U+0800 or above) and the lanes step;
+ * UCS4 the lanes step (the lanes step refuses a surrogate).  `full` and
+ * `surr` as check_case counted them, check_expect holding the bytes. */
+U8P_VBMI2_TARGET static void
+check_vbmi2_short(int kind, const void *src, size_t n, size_t full, size_t surr,
+                  const char *label)
+{
+    size_t i, r, room;
+    uint8_t *dst;
+    int big = 0;
+    guard_cur_level = "vbmi2_short";
+    guard_cur_label = label;
+    check_vbmi2_cases++;
+    for (i = 0; i < n; i++)
+        big |= cp_at(kind, src, i) >= 0x800;
+    if (kind == 1) {
+        dst = guarded_tail(&check_dst, full); /* exact: a write past it faults */
+        memset(dst - CHECK_CANARY, 0xA5, CHECK_CANARY + full);
+        r = u8p_vbmi2_short_ucs1((const uint8_t *)src, n, dst);
+        check_vbmi2_result(kind, "short_ucs1", label, n, r, full, dst, full, 0);
+        return;
+    }
+    if (kind == 2) {
+        room = big ? 2 * n : full;
+        dst = guarded_tail(&check_dst, room);
+        memset(dst - CHECK_CANARY, 0xA5, CHECK_CANARY + room);
+        r = u8p_vbmi2_short_ucs2((const uint16_t *)src, n, dst);
+        check_vbmi2_result(kind, "short_ucs2", label, n, r, big ? (size_t)-1 : full, dst, room,
+                           big);
+    }
+    /* the lanes step: exact room when it must succeed; its worst case when
+     * it must refuse (it may have stored the blocks before the surrogate's,
+     * which then count for nothing) */
+    room = surr ? n * (size_t)(kind == 2 ? 3 : 4) : full;
+    dst = guarded_tail(&check_dst, room);
+    memset(dst - CHECK_CANARY, 0xA5, CHECK_CANARY + room);
+    r = kind == 2 ? u8p_vbmi2_short_lanes(src, 2, n, dst) : u8p_vbmi2_short_lanes(src, 4, n, dst);
+    check_vbmi2_result(kind, "short_lanes", label, n, r, surr ? (size_t)-1 : full, dst, room, 0);
+}
+#endif
 
 /* Runs src (n units of `kind` bytes; UCS4 values must be <= 0x10FFFF)
  * through every level; returns the number of mismatches found. */
@@ -190,6 +284,10 @@ check_case(int kind, const void *units, size_t n, const char *label)
             }
         }
     }
+#if U8P_HAVE_VBMI2_SHORT
+    if (check_vbmi2_on && n >= 1 && n <= 32)
+        check_vbmi2_short(kind, src, n, full, surr, label);
+#endif
     return check_failures - before;
 }
 
