@@ -30,6 +30,16 @@
 #include <unistd.h>
 
 #include "guard.h"
+/* A *-small build sets U8P_SIMD_MIN_UNITS on the command line, and
+ * tables.h reports it; noted here before simd_internal.h (included by
+ * x86_vbmi2_short.h below) gives it its default in every build. */
+#ifndef U8P_TEST_MIN_UNITS
+#ifdef U8P_SIMD_MIN_UNITS
+#define U8P_TEST_MIN_UNITS U8P_SIMD_MIN_UNITS
+#else
+#define U8P_TEST_MIN_UNITS 0 /* not a *-small build */
+#endif
+#endif
 /* before tables.h: in the emulated build its SIMDe include must come after
  * the emulated <immintrin.h> has asked for SIMDe's Intel-named aliases */
 #include "x86_vbmi2_short.h"

@@ -33,6 +33,16 @@
 #ifndef U8P_TEST_TABLES_H
 #define U8P_TEST_TABLES_H
 
+/* the *-small builds' lowered cut-off from the command line, 0 in the
+ * others (check.h notes it before simd_internal.h can define its default) */
+#ifndef U8P_TEST_MIN_UNITS
+#ifdef U8P_SIMD_MIN_UNITS
+#define U8P_TEST_MIN_UNITS U8P_SIMD_MIN_UNITS
+#else
+#define U8P_TEST_MIN_UNITS 0
+#endif
+#endif
+
 #include <stdio.h>
 #include <string.h>
 
@@ -274,8 +284,8 @@ tt_report(const char *what, const tt_entry *t, int n)
 #ifdef U8P_EMULATED
     printf(" (reference: scalar; intrinsics from SIMDe %s + tests/c/emu)", U8P_EMU_SIMDE_VERSION);
 #endif
-#ifdef U8P_SIMD_MIN_UNITS /* the *-small builds: short-input cut-offs moved down */
-    printf(" [SIMD paths from %d unit(s): short-input cut-offs lowered]", (int)U8P_SIMD_MIN_UNITS);
+#if U8P_TEST_MIN_UNITS /* the *-small builds: short-input cut-offs moved down */
+    printf(" [SIMD paths from %d unit(s): short-input cut-offs lowered]", (int)U8P_TEST_MIN_UNITS);
 #endif
     printf("\n");
 }
