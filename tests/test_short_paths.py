@@ -248,16 +248,17 @@ def test_short_path_build_follows_the_kernel_level():
         _core._set_isa(prev)
 
 
-@pytest.mark.parametrize("kind", ["ucs1", "ucs2"])
+@pytest.mark.parametrize("kind", ["ascii", "ucs1", "ucs2"])
 def test_short_bodies_at_the_edge_of_the_room(kind, kernels):
-    """UCS1 and UCS2 strs of 1-40 code points into a writer whose free room
-    is around their worst case (2 bytes a code point plus the prefix): the
-    short path where it fits, the general path (which grows) where it does
-    not, byte-exact either way, one call and batch."""
+    """ASCII, UCS1 and UCS2 strs of 1-40 code points into a writer whose
+    free room is around their worst case (2 bytes a code point plus the
+    prefix) and, for ASCII, around the 16 bytes of slack its two-move copy
+    wants: the short path where it fits, the general path (which grows)
+    where it does not, byte-exact either way, one call and batch."""
     for n in range(1, 41):
         s = texts(kind, n)
         want = ref(s, "strict")
-        for room in range(max(len(want) - 2, 0), 2 * n + 4):
+        for room in range(max(len(want) - 2, 0), max(2 * n + 4, n + 20)):
             w = utf8pfx.BufferWriter(room + 2)
             w.write_string("x")
             assert w.write_string(s) == len(want)
@@ -265,3 +266,21 @@ def test_short_bodies_at_the_edge_of_the_room(kind, kernels):
             w = utf8pfx.BufferWriter(room + 2)
             w.write_strings(["x", s, s])
             assert w.getvalue() == b"\x01x" + want * 2, (kind, n, room)
+
+
+@pytest.mark.parametrize("kind", sorted(FILL))
+def test_batch_short_and_long_items_interleaved(kind, kernels):
+    """write_strings over items on both sides of the short path's limit
+    (under 128 bytes of worst case) in every order: the short run stops at
+    a long item, the general path takes it, the next short item starts a
+    new run (at the avx512 level on a VBMI2 CPU only an item that may be
+    short calls the VBMI2 build).  Byte-exact, every kernel level."""
+    lengths = [1, 5, 31, 32, 33, 41, 42, 43, 63, 64, 120, 127, 128, 129, 200, 300]
+    items = [texts(kind, n) for n in lengths]
+    orders = [items, items[::-1], [x for pair in zip(items, items[::-1]) for x in pair]]
+    for order in orders:
+        want = b"".join(ref(x, "strict") for x in order)
+        for cap in (0, 1 << 16):
+            w = utf8pfx.BufferWriter(cap)
+            assert w.write_strings(order) == len(want)
+            assert w.getvalue() == want, (kind, cap)

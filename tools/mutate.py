@@ -119,6 +119,9 @@ MUTANTS = [
     ("M39", "csrc/kernels/x86_vbmi2_short.h", ": _mm512_maskz_loadu_epi32(lanes, (const uint32_t *)src + i);",
      ": _mm512_maskz_loadu_epi32(lanes, (const uint32_t *)src + (i ? i - 1 : 0));",
      "writer's inline VBMI2 UCS4 lanes step: the second step reloads the first's last code point"),
+    ("M40", "csrc/kernels/x86_vbmi2_short.h", "const __mmask64 m = u8p_low_bits64(n);",
+     "const __mmask64 m = u8p_low_bits64(n ? n - 1 : 0);",
+     "write_strings' VBMI2 masked ASCII copy drops the last character"),
 ]
 
 SUBSET = ["tests/test_writer_errors.py", "tests/test_gaps.py", "tests/test_writer_growth.py",

@@ -60,6 +60,15 @@ u8p_vbmi2_two_store(__m512i w, __mmask32 lanes, uint8_t *d)
     return cnt;
 }
 
+/* n (0..32) ASCII characters at src -> dst: one masked load, one masked
+ * store (reads and writes exactly n bytes, no slack either side). */
+U8P_VBMI2_TARGET static inline __attribute__((always_inline)) void
+u8p_vbmi2_copy_ascii(const uint8_t *src, size_t n, uint8_t *dst)
+{
+    const __mmask64 m = u8p_low_bits64(n);
+    _mm512_mask_storeu_epi8(dst, m, _mm512_maskz_loadu_epi8(m, src));
+}
+
 /* n (1..32) UCS1 code units at src -> UTF-8 at dst (at most 2n bytes);
  * returns the byte count. */
 U8P_VBMI2_TARGET static inline __attribute__((always_inline)) size_t

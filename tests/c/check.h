@@ -12,11 +12,12 @@
  * before it is reported).  The guard pages are guard.h's.
  *
  * The writer's inline short steps for the VBMI2 table
- * (x86_vbmi2_short.h: the two-byte steps for UCS1 and UCS2, the lanes step
- * for UCS2 and UCS4, which csrc/writer_short.h runs only while that table
- * is in use) are no table's entries, so they are run here by name, on every
- * input of 1..32 code units, whenever this build runs that table (natively
- * on a CPU with VBMI2, or emulated): check_vbmi2_short below.
+ * (x86_vbmi2_short.h: the masked ASCII copy, the two-byte steps for UCS1
+ * and UCS2, the lanes step for UCS2 and UCS4, which csrc/writer_short.h
+ * runs only while that table is in use) are no table's entries, so they
+ * are run here by name, on every input of 1..32 code units, whenever this
+ * build runs that table (natively on a CPU with VBMI2, or emulated):
+ * check_vbmi2_short below.
  */
 #ifndef U8P_TEST_CHECK_H
 #define U8P_TEST_CHECK_H
@@ -168,7 +169,7 @@ check_vbmi2_result(int kind, const char *fn, const char *label, size_t n, size_t
 }
 
 /* The writer's VBMI2 short steps on n (1..32) units at src (before the
- * guard page): UCS1 the two-byte step; UCS2 the two-byte step (refuses,
+ * guard page): UCS1 the two-byte step (and, on ASCII, the masked copy); UCS2 the two-byte step (refuses,
  * writing nothing, when a unit is U+0800 or above) and the lanes step;
  * UCS4 the lanes step (the lanes step refuses a surrogate).  `full` and
  * `surr` as check_case counted them, check_expect holding the bytes. */
@@ -189,6 +190,12 @@ check_vbmi2_short(int kind, const void *src, size_t n, size_t full, size_t surr,
         memset(dst - CHECK_CANARY, 0xA5, CHECK_CANARY + full);
         r = u8p_vbmi2_short_ucs1((const uint8_t *)src, n, dst);
         check_vbmi2_result(kind, "short_ucs1", label, n, r, full, dst, full, 0);
+        if (full == n) { /* ASCII: the writer's masked copy, n bytes exactly */
+            dst = guarded_tail(&check_dst, n);
+            memset(dst - CHECK_CANARY, 0xA5, CHECK_CANARY + n);
+            u8p_vbmi2_copy_ascii((const uint8_t *)src, n, dst);
+            check_vbmi2_result(kind, "copy_ascii", label, n, n, n, dst, n, 0);
+        }
         return;
     }
     if (kind == 2) {
