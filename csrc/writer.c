@@ -577,8 +577,9 @@ Writer_write_strings(WriterObject *self, PyObject *items)
                 const Py_ssize_t size = PySequence_Fast_GET_SIZE(items);
 #ifdef W_SHORT_VBMI2
                 if (W_SHORT_VBMI2()) {
-                    /* the VBMI2 build is a call of its own, whose set-up
-                     * (its vector constants) a long item would pay for
+                    /* the VBMI2 build is a call of its own (its frame,
+                     * realigned for vector spills, and a vzeroupper on
+                     * the way out), which a long item would pay for
                      * nothing: called only when the item at idx may take
                      * it (an exact str of under 128 code points; the raw
                      * length field of a legacy str only makes it try).

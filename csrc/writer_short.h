@@ -9,7 +9,8 @@
  *          encoders leave the scalar loop) is encoded right here by that
  *          header's steps, with no call; the rest goes to u8p_K as in
  *          base.  ASCII of up to 32 characters is one masked load and
- *          store (u8p_vbmi2_copy_ascii) instead of the two-move copy.  write_strings runs its loop over short items (short_run)
+ *          store (u8p_vbmi2_copy_ascii) instead of the two-move copy.
+ *          write_strings runs its loop over short items (short_run)
  *          in this build; write_string stays on base (reaching this build
  *          costs a call or a dispatch per string, and that cost more than
  *          the inline step saved: see README, "Short strings at the cost
@@ -55,6 +56,9 @@ SP(short_put)(uint8_t *const buf, const Py_ssize_t len, const Py_ssize_t cap, Py
              * (the header before src is at least 40 bytes) */
             if (n <= 32 && 16 + n < cap - len)
 #if SP_VBMI2
+                /* needs no slack, but behind the same test: returning
+                 * before it took the UCS2 and UCS4 names 3-5 % slower
+                 * (the loop's code around their steps changed) */
                 u8p_vbmi2_copy_ascii(src, (size_t)n, dst + 1);
 #else
                 u8p_copy_slack(dst + 1, src, n);

@@ -169,9 +169,10 @@ check_vbmi2_result(int kind, const char *fn, const char *label, size_t n, size_t
 }
 
 /* The writer's VBMI2 short steps on n (1..32) units at src (before the
- * guard page): UCS1 the two-byte step (and, on ASCII, the masked copy); UCS2 the two-byte step (refuses,
- * writing nothing, when a unit is U+0800 or above) and the lanes step;
- * UCS4 the lanes step (the lanes step refuses a surrogate).  `full` and
+ * guard page): UCS1 the two-byte step (and, on ASCII, the masked copy);
+ * UCS2 the two-byte step (refuses, writing nothing, when a unit is U+0800
+ * or above) and the lanes step; UCS4 the lanes step (the lanes step
+ * refuses a surrogate).  `full` and
  * `surr` as check_case counted them, check_expect holding the bytes. */
 U8P_VBMI2_TARGET static void
 check_vbmi2_short(int kind, const void *src, size_t n, size_t full, size_t surr,
