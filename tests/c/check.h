@@ -31,22 +31,10 @@
 #include <unistd.h>
 
 #include "guard.h"
-/* A *-small build sets U8P_SIMD_MIN_UNITS on the command line, and
- * tables.h reports it; noted here before simd_internal.h (included by
- * x86_vbmi2_short.h below) gives it its default in every build. */
-#ifndef U8P_TEST_MIN_UNITS
-#ifdef U8P_SIMD_MIN_UNITS
-#define U8P_TEST_MIN_UNITS U8P_SIMD_MIN_UNITS
-#else
-#define U8P_TEST_MIN_UNITS 0 /* not a *-small build */
-#endif
-#endif
-/* before tables.h: in the emulated build its SIMDe include must come after
- * the emulated <immintrin.h> has asked for SIMDe's Intel-named aliases */
-#include "x86_vbmi2_short.h"
 #include "kernels.h"
 #define U8P_WANT_ENC
 #include "tables.h"
+#include "x86_vbmi2_short.h"
 
 /* the tables this build runs (tables.h), scalar first; check_tables has
  * every table found, check_levels only those that run */
@@ -134,6 +122,36 @@ cp_at(int kind, const void *src, size_t i)
     return ((const uint32_t *)src)[i];
 }
 
+/* A destination of `room` bytes that ends at the guard page (a write past
+ * it faults), filled with 0xA5 and with a canary of 0xA5 in front. */
+static uint8_t *
+check_dst_at(size_t room)
+{
+    uint8_t *dst = guarded_tail(&check_dst, room);
+    memset(dst - CHECK_CANARY, 0xA5, CHECK_CANARY + room);
+    return dst;
+}
+
+/* dst's first `want` bytes against check_expect, and its canary. */
+static void
+check_bytes(const char *level, int kind, const char *fn, const char *label, size_t n,
+            const uint8_t *dst, size_t want)
+{
+    size_t i;
+    if (memcmp(dst, check_expect, want) != 0) {
+        size_t j = 0;
+        while (dst[j] == check_expect[j])
+            j++;
+        check_fail(level, kind, fn, label, n, "first differing byte at", j, want);
+    }
+    for (i = 0; i < CHECK_CANARY; i++) {
+        if (dst[(ptrdiff_t)i - CHECK_CANARY] != 0xA5) {
+            check_fail(level, kind, fn, label, n, "wrote before dst, offset", i, CHECK_CANARY);
+            break;
+        }
+    }
+}
+
 #if U8P_HAVE_VBMI2_SHORT
 /* One short step's result against the reference: `want` bytes expected
  * (or (size_t)-1: the step must refuse), dst placed before the guard page
@@ -147,19 +165,7 @@ check_vbmi2_result(int kind, const char *fn, const char *label, size_t n, size_t
         check_fail("vbmi2_short", kind, fn, label, n, "bytes", got, want);
         return;
     }
-    if (want != (size_t)-1 && memcmp(dst, check_expect, want) != 0) {
-        size_t j = 0;
-        while (dst[j] == check_expect[j])
-            j++;
-        check_fail("vbmi2_short", kind, fn, label, n, "first differing byte at", j, want);
-    }
-    for (i = 0; i < CHECK_CANARY; i++) {
-        if (dst[(ptrdiff_t)i - CHECK_CANARY] != 0xA5) {
-            check_fail("vbmi2_short", kind, fn, label, n, "wrote before dst, offset", i,
-                       CHECK_CANARY);
-            break;
-        }
-    }
+    check_bytes("vbmi2_short", kind, fn, label, n, dst, want == (size_t)-1 ? 0 : want);
     for (i = 0; untouched && i < room; i++) {
         if (dst[i] != 0xA5) {
             check_fail("vbmi2_short", kind, fn, label, n, "refused but wrote at", i, room);
@@ -172,8 +178,8 @@ check_vbmi2_result(int kind, const char *fn, const char *label, size_t n, size_t
  * guard page): UCS1 the two-byte step (and, on ASCII, the masked copy);
  * UCS2 the two-byte step (refuses, writing nothing, when a unit is U+0800
  * or above) and the lanes step; UCS4 the lanes step (the lanes step
- * refuses a surrogate).  `full` and
- * `surr` as check_case counted them, check_expect holding the bytes. */
+ * refuses a surrogate).  `full` and `surr` as check_case counted them,
+ * check_expect holding the bytes. */
 U8P_VBMI2_TARGET static void
 check_vbmi2_short(int kind, const void *src, size_t n, size_t full, size_t surr,
                   const char *label)
@@ -187,13 +193,11 @@ check_vbmi2_short(int kind, const void *src, size_t n, size_t full, size_t surr,
     for (i = 0; i < n; i++)
         big |= cp_at(kind, src, i) >= 0x800;
     if (kind == 1) {
-        dst = guarded_tail(&check_dst, full); /* exact: a write past it faults */
-        memset(dst - CHECK_CANARY, 0xA5, CHECK_CANARY + full);
+        dst = check_dst_at(full); /* exact: a write past it faults */
         r = u8p_vbmi2_short_ucs1((const uint8_t *)src, n, dst);
         check_vbmi2_result(kind, "short_ucs1", label, n, r, full, dst, full, 0);
         if (full == n) { /* ASCII: the writer's masked copy, n bytes exactly */
-            dst = guarded_tail(&check_dst, n);
-            memset(dst - CHECK_CANARY, 0xA5, CHECK_CANARY + n);
+            dst = check_dst_at(n);
             u8p_vbmi2_copy_ascii((const uint8_t *)src, n, dst);
             check_vbmi2_result(kind, "copy_ascii", label, n, n, n, dst, n, 0);
         }
@@ -201,8 +205,7 @@ check_vbmi2_short(int kind, const void *src, size_t n, size_t full, size_t surr,
     }
     if (kind == 2) {
         room = big ? 2 * n : full;
-        dst = guarded_tail(&check_dst, room);
-        memset(dst - CHECK_CANARY, 0xA5, CHECK_CANARY + room);
+        dst = check_dst_at(room);
         r = u8p_vbmi2_short_ucs2((const uint16_t *)src, n, dst);
         check_vbmi2_result(kind, "short_ucs2", label, n, r, big ? (size_t)-1 : full, dst, room,
                            big);
@@ -211,8 +214,7 @@ check_vbmi2_short(int kind, const void *src, size_t n, size_t full, size_t surr,
      * it must refuse (it may have stored the blocks before the surrogate's,
      * which then count for nothing) */
     room = surr ? n * (size_t)(kind == 2 ? 3 : 4) : full;
-    dst = guarded_tail(&check_dst, room);
-    memset(dst - CHECK_CANARY, 0xA5, CHECK_CANARY + room);
+    dst = check_dst_at(room);
     r = kind == 2 ? u8p_vbmi2_short_lanes(src, 2, n, dst) : u8p_vbmi2_short_lanes(src, 4, n, dst);
     check_vbmi2_result(kind, "short_lanes", label, n, r, surr ? (size_t)-1 : full, dst, room, 0);
 }
@@ -257,8 +259,7 @@ check_case(int kind, const void *units, size_t n, const char *label)
         const u8p_kernels *k = check_levels[li];
         const char *kname = check_level_names[li];
         size_t r, ns = (size_t)-1, dn = (size_t)-1;
-        uint8_t *dst = guarded_tail(&check_dst, out);
-        memset(dst - CHECK_CANARY, 0xA5, CHECK_CANARY + out);
+        uint8_t *dst = check_dst_at(out);
         guard_cur_level = kname;
         guard_cur_label = label;
 
@@ -288,19 +289,7 @@ check_case(int kind, const void *units, size_t n, const char *label)
             check_fail(kname, kind, "enc", label, n, "bytes", r, out);
         if (kind != 1 && dn != done)
             check_fail(kname, kind, "enc", label, n, "done", dn, done);
-        if (memcmp(dst, check_expect, out) != 0) {
-            size_t j = 0;
-            while (dst[j] == check_expect[j])
-                j++;
-            check_fail(kname, kind, "enc", label, n, "first differing byte at", j, out);
-        }
-        for (i = 0; i < CHECK_CANARY; i++) {
-            if (dst[(ptrdiff_t)i - CHECK_CANARY] != 0xA5) {
-                check_fail(kname, kind, "enc", label, n, "wrote before dst, offset", i,
-                           CHECK_CANARY);
-                break;
-            }
-        }
+        check_bytes(kname, kind, "enc", label, n, dst, out);
     }
 #if U8P_HAVE_VBMI2_SHORT
     if (check_vbmi2_on && n >= 1 && n <= 32)

@@ -34,7 +34,8 @@
 #define U8P_TEST_TABLES_H
 
 /* the *-small builds' lowered cut-off from the command line, 0 in the
- * others (check.h notes it before simd_internal.h can define its default) */
+ * others; noted before anything includes simd_internal.h, which gives
+ * U8P_SIMD_MIN_UNITS its default in every build (include this first) */
 #ifndef U8P_TEST_MIN_UNITS
 #ifdef U8P_SIMD_MIN_UNITS
 #define U8P_TEST_MIN_UNITS U8P_SIMD_MIN_UNITS
@@ -60,7 +61,10 @@ typedef struct {
 } tt_entry;
 
 #ifdef U8P_EMULATED /* the SIMDe release the kernels were built against */
-#include <simde/simde-common.h>
+/* through the emulated <immintrin.h> (tests/c/emu/include), which turns on
+ * SIMDe's Intel-named aliases before SIMDe is first included: a harness
+ * that includes kernel headers after this one gets them too */
+#include <immintrin.h>
 #define TT_STR_(a, b, c) #a "." #b "." #c
 #define TT_STR(a, b, c) TT_STR_(a, b, c)
 #define U8P_EMU_SIMDE_VERSION TT_STR(SIMDE_VERSION_MAJOR, SIMDE_VERSION_MINOR, SIMDE_VERSION_MICRO)
