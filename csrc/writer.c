@@ -439,7 +439,8 @@ writer_write_string_any(WriterObject *self, PyObject *s)
  * path); every other call goes to writer_write_string_any, which does the
  * same for all strs (one pass, prefix backfilled, counted when it must
  * grow).  The short path's two builds (writer_short.h) are made here;
- * write_string runs the base one, write_strings one or the other for a
+ * write_string runs the base one (or, on a CPU with VBMI2, is
+ * Writer_write_string_vbmi2 below), write_strings one or the other for a
  * whole run of items.
  */
 #if U8P_HAVE_VBMI2_SHORT
@@ -480,6 +481,30 @@ Writer_write_string(WriterObject *self, PyObject *s)
     }
     return writer_write_string_any(self, s);
 }
+
+#ifdef W_SHORT_VBMI2
+/* write_string built for AVX-512 VBMI2: the method itself, put in the type's
+ * method table at import on a CPU with VBMI2 (u8p_writer_exec), so reaching
+ * it costs no compare and jump from the base build.  While the kernels in
+ * use are the VBMI2 table, the short path runs the table's own steps
+ * inline (writer_short.h); at any other level (a test's or UTF8PFX_ISA's
+ * cap) it is the base method. */
+U8P_VBMI2_TARGET static PyObject *
+Writer_write_string_vbmi2(WriterObject *self, PyObject *s)
+{
+    if (!W_SHORT_VBMI2())
+        return Writer_write_string(self, s);
+    if (self->prefix == U8P_PFX_VARINT && self->enc == U8P_ENC_UTF8 && !self->busy &&
+        !self->nogil.held) {
+        const Py_ssize_t start = self->len, r = short_put_vbmi2(self->buf, start, self->cap, s);
+        if (r > 0) {
+            self->len = start + r;
+            return writer_result(self, start, r);
+        }
+    }
+    return writer_write_string_any(self, s);
+}
+#endif
 
 /* Presizing a batch pays when it has a few items; it is skipped when the
  * worst case is huge (then each string grows the buffer exactly). */
@@ -1044,7 +1069,16 @@ static PyType_Spec Writer_spec = {
 int
 u8p_writer_exec(PyObject *module, u8p_state *st)
 {
-    PyObject *t = PyType_FromModuleAndSpec(module, &Writer_spec, NULL);
+    PyObject *t;
+#ifdef W_SHORT_VBMI2
+    if (u8p_x86_has_vbmi2()) {
+        PyMethodDef *m;
+        for (m = Writer_methods; m->ml_name != NULL; m++)
+            if (strcmp(m->ml_name, "write_string") == 0)
+                m->ml_meth = (PyCFunction)Writer_write_string_vbmi2;
+    }
+#endif
+    t = PyType_FromModuleAndSpec(module, &Writer_spec, NULL);
     if (t == NULL)
         return -1;
     st->writer_type = (PyTypeObject *)t;

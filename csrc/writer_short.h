@@ -11,10 +11,10 @@
  *          base.  ASCII of up to 32 characters is one masked load and
  *          store (u8p_vbmi2_copy_ascii) instead of the two-move copy.
  *          write_strings runs its loop over short items (short_run)
- *          in this build; write_string stays on base (reaching this build
- *          costs a call or a dispatch per string, and that cost more than
- *          the inline step saved: see README, "Short strings at the cost
- *          of a call").  writer.c runs this build only while u8p_K is the
+ *          in this build, and write_string's VBMI2 build
+ *          (Writer_write_string_vbmi2, the method itself on such a CPU:
+ *          reaching it costs no compare and jump) its short_put.  writer.c
+ *          runs this build only while u8p_K is the
  *          table whose own short encoders are those steps
  *          (U8P_VBMI2_SHORT_OK), so it changes no byte, only the call, and
  *          every test that runs the avx512 kernel level on such a CPU runs

@@ -122,6 +122,14 @@ MUTANTS = [
     ("M40", "csrc/kernels/x86_vbmi2_short.h", "const __mmask64 m = u8p_low_bits64(n);",
      "const __mmask64 m = u8p_low_bits64(n ? n - 1 : 0);",
      "write_strings' VBMI2 masked ASCII copy drops the last character"),
+    ("M42", "csrc/writer.c",
+     "    if (self->prefix == U8P_PFX_VARINT && self->enc == U8P_ENC_UTF8 && !self->busy &&\n"
+     "        !self->nogil.held) {\n"
+     "        const Py_ssize_t start = self->len, r = short_put_vbmi2(",
+     "    if (self->enc == U8P_ENC_UTF8 && !self->busy &&\n"
+     "        !self->nogil.held) {\n"
+     "        const Py_ssize_t start = self->len, r = short_put_vbmi2(",
+     "write_string's VBMI2 build writes a varint prefix whatever the writer's preset"),
 ]
 
 SUBSET = ["tests/test_writer_errors.py", "tests/test_gaps.py", "tests/test_writer_growth.py",
