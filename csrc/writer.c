@@ -612,13 +612,25 @@ Writer_write_strings(WriterObject *self, PyObject *items)
                      * 150-250 characters ran 1.2x slower at the avx512
                      * level than at avx2 (AMD EPYC family 26). */
                     PyObject *const s0 = it[idx];
-                    if (PyUnicode_CheckExact(s0) && ((PyASCIIObject *)s0)->length < 0x80)
-                        self->len =
-                            short_run_vbmi2(self->buf, self->len, self->cap, it, size, &idx);
+                    if (PyUnicode_CheckExact(s0) && ((PyASCIIObject *)s0)->length < 0x80) {
+                        if (PyUnicode_IS_COMPACT_ASCII(s0))
+                            self->len =
+                                ascii_run_vbmi2(self->buf, self->len, self->cap, it, size, &idx);
+                        if (idx < size)
+                            self->len =
+                                short_run_vbmi2(self->buf, self->len, self->cap, it, size, &idx);
+                    }
                 }
                 else
 #endif
-                    self->len = short_run_base(self->buf, self->len, self->cap, it, size, &idx);
+                {
+                    PyObject *const s0 = it[idx];
+                    if (PyUnicode_CheckExact(s0) && PyUnicode_IS_COMPACT_ASCII(s0))
+                        self->len = ascii_run_base(self->buf, self->len, self->cap, it, size, &idx);
+                    if (idx < size)
+                        self->len =
+                            short_run_base(self->buf, self->len, self->cap, it, size, &idx);
+                }
                 if (idx == size)
                     break;
             }

@@ -284,3 +284,66 @@ def test_batch_short_and_long_items_interleaved(kind, kernels):
             w = utf8pfx.BufferWriter(cap)
             assert w.write_strings(order) == len(want)
             assert w.getvalue() == want, (kind, cap)
+
+
+def test_batch_ascii_run_at_the_edge_of_the_room(kernels):
+    """write_strings' loop for runs of short ASCII items (the VBMI2 build
+    stores 32 bytes a str while the writer has 33 bytes of room, and moves
+    up to 127 characters otherwise): lengths around 32 and 127, every free
+    room from none to past 33 bytes, byte-exact at every kernel level; a
+    buffer view exported before the batch keeps its bytes (the plain store
+    writes only past the end, inside the capacity)."""
+    for n in (0, 1, 2, 15, 16, 17, 31, 32, 33, 34, 63, 64, 126, 127, 128):
+        s = "".join(chr(0x41 + (i * 7) % 58) for i in range(n))
+        want = ref(s, "strict")
+        for lead in (0, 1, 5):
+            head = ["x"] * lead
+            items = head + [s, s, s]
+            expect = b"".join(ref(x, "strict") for x in items)
+            for cap in range(0, 2 * len(want) + 40):
+                w = utf8pfx.BufferWriter(cap)
+                assert w.write_strings(items) == len(expect)
+                assert w.getvalue() == expect, (n, lead, cap)
+        w = utf8pfx.BufferWriter(1024)
+        w.write_string("head")
+        view = memoryview(w)
+        w.write_strings([s] * 5)
+        assert bytes(view) == b"\x04head", n
+        view.release()
+        assert w.getvalue() == b"\x04head" + want * 5, n
+
+
+class _Str(str):
+    pass
+
+
+def test_batch_ascii_runs_broken_by_other_items(kernels):
+    """Runs of short ASCII items broken by every other kind of item (long
+    ASCII, each other storage kind, empty strs, a str subclass, a
+    surrogate under each handler): the run stops, the item takes its own
+    path, the next ASCII item goes on; byte-exact at every kernel level.
+    An item that is not a str after an ASCII run leaves the writer as it
+    was."""
+    breakers = ["", "b" * 200, "é" * 3, "жж", "中文字", "😀", _Str("sub"), "a\udc80b"]
+    run = ["k%d" % i for i in range(40)]
+    for errors in ("strict", "surrogateescape", "replace"):
+        for br in breakers:
+            items = run[:7] + [br] + run[7:] + [br, br] + run[:3]
+            try:
+                want = b"".join(ref(x, errors) for x in items)
+            except UnicodeEncodeError:
+                w = utf8pfx.BufferWriter(errors=errors)
+                w.write_string("keep")
+                with pytest.raises(UnicodeEncodeError):
+                    w.write_strings(items)
+                assert w.getvalue() == b"\x04keep"
+                continue
+            for cap in (0, 64, 1 << 12):
+                w = utf8pfx.BufferWriter(cap, errors=errors)
+                assert w.write_strings(items) == len(want)
+                assert w.getvalue() == want, (errors, br, cap)
+    w = utf8pfx.BufferWriter(1 << 12)
+    w.write_string("keep")
+    with pytest.raises(TypeError, match="item 40"):
+        w.write_strings(run + [7])
+    assert w.getvalue() == b"\x04keep"

@@ -122,6 +122,9 @@ MUTANTS = [
     ("M40", "csrc/kernels/x86_vbmi2_short.h", "const __mmask64 m = u8p_low_bits64(n);",
      "const __mmask64 m = u8p_low_bits64(n ? n - 1 : 0);",
      "write_strings' VBMI2 masked ASCII copy drops the last character"),
+    ("M41", "csrc/writer_short.h", "        if (W_EXPECT((size_t)n <= 32, 1))",
+     "        if (W_EXPECT((size_t)n <= 33, 1))",
+     "write_strings' VBMI2 ASCII run moves 33 characters in its 32-byte store"),
     ("M42", "csrc/writer.c",
      "    if (self->prefix == U8P_PFX_VARINT && self->enc == U8P_ENC_UTF8 && !self->busy &&\n"
      "        !self->nogil.held) {\n"

@@ -69,6 +69,14 @@ u8p_vbmi2_copy_ascii(const uint8_t *src, size_t n, uint8_t *dst)
     _mm512_mask_storeu_epi8(dst, m, _mm512_maskz_loadu_epi8(m, src));
 }
 
+/* the same when dst has 32 bytes of room: the store is a plain one of 32
+ * bytes (zeros past the n) */
+U8P_VBMI2_TARGET static inline __attribute__((always_inline)) void
+u8p_vbmi2_copy_ascii_room(const uint8_t *src, size_t n, uint8_t *dst)
+{
+    _mm256_storeu_si256((__m256i *)dst, _mm512_castsi512_si256(_mm512_maskz_loadu_epi8(u8p_low_bits64(n), src)));
+}
+
 /* n (1..32) UCS1 code units at src -> UTF-8 at dst (at most 2n bytes);
  * returns the byte count. */
 U8P_VBMI2_TARGET static inline __attribute__((always_inline)) size_t

@@ -175,7 +175,7 @@ check_vbmi2_result(int kind, const char *fn, const char *label, size_t n, size_t
 }
 
 /* The writer's VBMI2 short steps on n (1..32) units at src (before the
- * guard page): UCS1 the two-byte step (and, on ASCII, the masked copy);
+ * guard page): UCS1 the two-byte step (and, on ASCII, the masked copies);
  * UCS2 the two-byte step (refuses, writing nothing, when a unit is U+0800
  * or above) and the lanes step; UCS4 the lanes step (the lanes step
  * refuses a surrogate).  `full` and `surr` as check_case counted them,
@@ -200,6 +200,17 @@ check_vbmi2_short(int kind, const void *src, size_t n, size_t full, size_t surr,
             dst = check_dst_at(n);
             u8p_vbmi2_copy_ascii((const uint8_t *)src, n, dst);
             check_vbmi2_result(kind, "copy_ascii", label, n, n, n, dst, n, 0);
+            /* write_strings' ASCII run: 32 bytes exactly, zeros past n */
+            dst = check_dst_at(32);
+            u8p_vbmi2_copy_ascii_room((const uint8_t *)src, n, dst);
+            check_vbmi2_result(kind, "copy_ascii_room", label, n, n, n, dst, n, 0);
+            for (i = n; i < 32; i++) {
+                if (dst[i] != 0) {
+                    check_fail("vbmi2_short", kind, "copy_ascii_room", label, n,
+                               "nonzero byte past the body at", i, 32);
+                    break;
+                }
+            }
         }
         return;
     }
