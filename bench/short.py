@@ -40,6 +40,8 @@ Threads: one thread encodes 48 large strs (4 MiB of UCS2 each) into a
 writer; then two threads each encode K into their own writer at the same
 time.  Speed-up = 2 x one-thread wall time / two-thread wall time (2.0 is
 perfect on two free cores; it needs the GIL released during the encode).
+Controls the same way: hashlib.sha256 (compute-bound) and, with numpy,
+numpy.copyto of the same bytes (memory-bound, like the writes).
 """
 import argparse
 import gc
@@ -341,10 +343,50 @@ def threads_speedup(k=48, reps=7):
         for t in ts:
             t.join()
         htwo.append(time.perf_counter() - t0)
+    # second control, memory-bound like the writes: numpy.copyto (which
+    # releases the GIL) of the same bytes in the same pattern, 4 MiB source
+    # to consecutive slices of a per-thread destination of k x 4 MiB (its
+    # pages touched first): what two threads streaming that much memory
+    # get on this machine right now (None without numpy)
+    copy_speedup = None
+    try:
+        import numpy as np
+    except ImportError:
+        np = None
+    if np is not None:
+        srcs = [np.frombuffer(bodies[t].encode(), dtype=np.uint8) for t in range(2)]
+        dsts = [np.ones(size, dtype=np.uint8) for _ in range(2)]
+        step = srcs[0].size
+
+        def mwork(t):
+            src, dst = srcs[t], dsts[t]
+            for i in range(k):
+                np.copyto(dst[i * step:(i + 1) * step], src)
+
+        mone, mtwo = [], []
+        for _ in range(reps):
+            t0 = time.perf_counter()
+            mwork(0)
+            mone.append(time.perf_counter() - t0)
+            ts = [threading.Thread(target=mwork, args=(i,)) for i in range(2)]
+            t0 = time.perf_counter()
+            for t in ts:
+                t.start()
+            for t in ts:
+                t.join()
+            mtwo.append(time.perf_counter() - t0)
+        copy_speedup = 2 * med(mone) / med(mtwo)
+        del dsts
     return {"one_thread_s": med(one), "two_threads_s": med(two),
             "speedup": 2 * med(one) / med(two), "cores_busy": med(cpu2),
             "hashlib_speedup": 2 * med(hone) / med(htwo),
+            "copy_speedup": copy_speedup,
             "mib_per_call": 4, "calls": k}
+
+
+def _copy_note(thr):
+    c = thr.get("copy_speedup")
+    return "" if c is None else f"; memory-bound control, numpy.copyto of the same bytes: {c:.2f}x"
 
 
 def fmt_table(res, rows, floor, title):
@@ -432,7 +474,7 @@ def main(argv=None):
         print(f"threads: one thread {thr['one_thread_s'] * 1e3:.1f} ms, two threads "
               f"{thr['two_threads_s'] * 1e3:.1f} ms -> speed-up {thr['speedup']:.2f}x "
               f"({thr['cores_busy']:.2f} cores); control hashlib.sha256: "
-              f"{thr['hashlib_speedup']:.2f}x")
+              f"{thr['hashlib_speedup']:.2f}x{_copy_note(thr)}")
         return 0
     log("bench.short: timing ...")
     res = run_tables(mode, L)
@@ -454,7 +496,8 @@ def main(argv=None):
               f"write_string(4 MiB UCS2); two threads, two writers, same each: "
               f"{thr['two_threads_s'] * 1e3:.1f} ms -> speed-up {thr['speedup']:.2f}x "
               f"(process CPU time / wall time while both ran: {thr['cores_busy']:.2f} cores); "
-              f"control, hashlib.sha256 the same way: {thr['hashlib_speedup']:.2f}x")
+              f"control, hashlib.sha256 the same way: {thr['hashlib_speedup']:.2f}x"
+              f"{_copy_note(thr)}")
     print()
     for line in targets(res, thr):
         print(line)
