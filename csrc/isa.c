@@ -62,6 +62,13 @@ mod_short_path(PyObject *module, PyObject *Py_UNUSED(ignored))
 }
 
 static PyObject *
+mod_write_string_build(PyObject *module, PyObject *Py_UNUSED(ignored))
+{
+    (void)module;
+    return PyUnicode_FromString(u8p_writer_write_string_build());
+}
+
+static PyObject *
 mod_decode_isa(PyObject *module, PyObject *Py_UNUSED(ignored))
 {
     (void)module;
@@ -123,6 +130,9 @@ static PyMethodDef isa_functions[] = {
     {"_short_path", (PyCFunction)mod_short_path, METH_NOARGS,
      "_short_path()\n--\n\nThe build of write_strings' short path in use, 'vbmi2' or 'base' "
      "(testing)."},
+    {"_write_string_build", (PyCFunction)mod_write_string_build, METH_NOARGS,
+     "_write_string_build()\n--\n\nThe build of BufferWriter.write_string chosen at import, "
+     "'vbmi2' or 'base' (testing)."},
     {"_decode_isa", (PyCFunction)mod_decode_isa, METH_NOARGS,
      "_decode_isa()\n--\n\nThe decode kernel level in use (testing)."},
     {"_decode_isa_levels", (PyCFunction)mod_decode_isa_levels, METH_NOARGS,

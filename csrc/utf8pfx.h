@@ -50,6 +50,7 @@ typedef enum {
 int u8p_isa_exec(PyObject *module);
 int u8p_functions_exec(PyObject *module);
 int u8p_writer_exec(PyObject *module, u8p_state *st);
+const char *u8p_writer_write_string_build(void);
 int u8p_reader_exec(PyObject *module, u8p_state *st);
 int u8p_arrow_exec(PyObject *module, u8p_state *st); /* arrow_out.c */
 

@@ -1078,16 +1078,34 @@ static PyType_Spec Writer_spec = {
     Writer_slots,
 };
 
+/* "vbmi2" or "base": the build of write_string in BufferWriter's method
+ * table (testing: isa.c's _write_string_build) */
+const char *
+u8p_writer_write_string_build(void)
+{
+#ifdef W_SHORT_VBMI2
+    const PyMethodDef *m;
+    for (m = Writer_methods; m->ml_name != NULL; m++)
+        if (m->ml_meth == (PyCFunction)Writer_write_string_vbmi2)
+            return "vbmi2";
+#endif
+    return "base";
+}
+
 int
 u8p_writer_exec(PyObject *module, u8p_state *st)
 {
     PyObject *t;
 #ifdef W_SHORT_VBMI2
-    if (u8p_x86_has_vbmi2()) {
+    /* the VBMI2 build when the kernels chosen at import (u8p_isa_exec ran
+     * first, under UTF8PFX_ISA's cap) are the VBMI2 table; either build is
+     * right at any later level, only the code differs */
+    {
         PyMethodDef *m;
         for (m = Writer_methods; m->ml_name != NULL; m++)
             if (strcmp(m->ml_name, "write_string") == 0)
-                m->ml_meth = (PyCFunction)Writer_write_string_vbmi2;
+                m->ml_meth = W_SHORT_VBMI2() ? (PyCFunction)Writer_write_string_vbmi2
+                                             : (PyCFunction)Writer_write_string;
     }
 #endif
     t = PyType_FromModuleAndSpec(module, &Writer_spec, NULL);

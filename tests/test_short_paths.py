@@ -248,6 +248,37 @@ def test_short_path_build_follows_the_kernel_level():
         _core._set_isa(prev)
 
 
+def test_write_string_build_follows_the_level_chosen_at_import():
+    """write_string has a VBMI2 build too (the method itself, put in
+    BufferWriter's method table at import): chosen exactly when the kernels
+    chosen at import are the avx512 level's on a CPU with VBMI2, so a cap
+    (UTF8PFX_ISA) keeps the base build; at any later level either build
+    writes the same bytes (the kernels-fixture tests run both)."""
+    if not hasattr(_core, "_write_string_build"):
+        pytest.skip("this build has no _write_string_build hook")
+    from subproc import run_python
+
+    flags = _cpu_flags()
+    vbmi2 = flags is not None and {"avx512f", "avx512bw", "avx512cd", "avx512vbmi",
+                                   "avx512_vbmi2"} <= flags
+    code = ("import utf8pfx; from utf8pfx import _core; "
+            "print(utf8pfx.isa(), _core._short_path(), _core._write_string_build()); "
+            "w = utf8pfx.BufferWriter(); w.write_string('aé中😀' * 3); w.write_string('k'); "
+            "print(w.getvalue().hex())")
+    want = (ref("aé中😀" * 3, "strict") + ref("k", "strict")).hex()
+    for cap in (None, "avx2", "scalar"):
+        r = run_python(["-c", code], env={"UTF8PFX_ISA": cap} if cap else {"UTF8PFX_ISA": ""},
+                       text=True)
+        assert r.returncode == 0, r.stderr
+        (level, short, build), got = (ln.split() for ln in r.stdout.split("\n")[:2])
+        assert got == [want], cap
+        assert build == short, (cap, level, short, build)
+        if cap is not None:
+            assert build == "base", (cap, build)
+        elif flags is not None and sys.platform.startswith("linux"):
+            assert build == ("vbmi2" if vbmi2 and level == "avx512" else "base"), (level, build)
+
+
 @pytest.mark.parametrize("kind", ["ascii", "ucs1", "ucs2"])
 def test_short_bodies_at_the_edge_of_the_room(kind, kernels):
     """ASCII, UCS1 and UCS2 strs of 1-40 code points into a writer whose
