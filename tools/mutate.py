@@ -133,6 +133,9 @@ MUTANTS = [
      "        !self->nogil.held) {\n"
      "        const Py_ssize_t start = self->len, r = short_put_vbmi2(",
      "write_string's VBMI2 build writes a varint prefix whatever the writer's preset"),
+    ("M43", "csrc/writer_short.h", "    for (; idx < size && len <= cap - 33; idx++) {",
+     "    for (; idx < size && len <= cap - 32; idx++) {",
+     "write_strings' ASCII run: room check one byte short (its 32-byte store)"),
 ]
 
 SUBSET = ["tests/test_writer_errors.py", "tests/test_gaps.py", "tests/test_writer_growth.py",
