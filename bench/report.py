@@ -318,20 +318,36 @@ def print_isa(workloads, isa_results, levels, keys, out=print):
     return comps
 
 
-def print_isa_check(comps, levels, tolerance=0.90, out=print):
-    """The "no workload slower than the scalar path" line."""
+def print_isa_check(comps, levels, tolerance=0.90, out=print, recheck=None):
+    """The "no workload slower than the scalar path" line.  recheck:
+    {(workload, row, level): ratio} of the flagged rows timed again in one
+    process (run.recheck_isa_inprocess); a row fails only if it is under
+    the tolerance in both."""
     if len(levels) < 2:
         out("SKIP  no ISA level slower than scalar: only "
             f"{', '.join(levels) or 'no utf8pfx'} available in this build/CPU")
         return
-    bad = [c for c in comps if c[3] < tolerance]
-    worst = min(comps, key=lambda c: c[3])
+    flagged = [c for c in comps if c[3] < tolerance]
+    recheck = recheck or {}
+    bad = [c for c in flagged if recheck.get(c[:3], c[3]) < tolerance]
+    # the worst row as finally judged (a re-timed row by its one-process ratio)
+    worst = min(((w, k, lv, recheck.get((w, k, lv), r)) for w, k, lv, r in comps),
+                key=lambda c: c[3])
     out(f"{'FAIL' if bad else 'PASS'} {len(comps) - len(bad)}/{len(comps)}  no ISA "
         f"level slower than scalar on any workload (t_scalar/t_level >= "
         f"{tolerance}, {1 - tolerance:.0%} allowed for noise; levels: "
         f"{', '.join(levels)}): worst {worst[0]} {worst[1]} {worst[2]} = "
         f"{worst[3]:.2f}x" + ("; failing: " + ", ".join(
-            f"{w} {k} {lv} {r:.2f}x" for w, k, lv, r in bad) if bad else ""))
+            f"{w} {k} {lv} {r:.2f}x" + (f" (in one process {recheck[(w, k, lv)]:.2f}x)"
+                                         if (w, k, lv) in recheck else "")
+            for w, k, lv, r in bad) if bad else ""))
+    cleared = [c for c in flagged if c not in bad]
+    if cleared:
+        out(f"      {len(cleared)} row(s) under {tolerance} across processes were "
+            "within it timed again in one process (scalar and the level "
+            "alternated, same heap): " + ", ".join(
+                f"{w} {k} {lv} {r:.2f}x -> {recheck[(w, k, lv)]:.2f}x"
+                for w, k, lv, r in cleared))
 
 
 def plot(workloads, med, path, keys, log=print, what="produced"):
