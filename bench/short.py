@@ -291,6 +291,27 @@ def run_tables(mode, L_all):
     return res
 
 
+def _one_then_two(work, reps):
+    """reps rounds of work(0) alone, then work(0) and work(1) in two threads
+    at once: the medians of the one-thread and two-thread wall times and of
+    the process CPU time / wall time while both ran (cores busy)."""
+    one, two, cores = [], [], []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        work(0)
+        one.append(time.perf_counter() - t0)
+        ts = [threading.Thread(target=work, args=(i,)) for i in range(2)]
+        c0 = time.process_time()
+        t0 = time.perf_counter()
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join()
+        two.append(time.perf_counter() - t0)
+        cores.append((time.process_time() - c0) / two[-1])
+    return med(one), med(two), med(cores)
+
+
 def threads_speedup(k=48, reps=7):
     import utf8pfx
 
@@ -308,20 +329,7 @@ def threads_speedup(k=48, reps=7):
         for _ in range(k):
             w.write_string(bodies[t])
 
-    one, two, cpu2 = [], [], []
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        work(0)
-        one.append(time.perf_counter() - t0)
-        ts = [threading.Thread(target=work, args=(i,)) for i in range(2)]
-        c0 = time.process_time()
-        t0 = time.perf_counter()
-        for t in ts:
-            t.start()
-        for t in ts:
-            t.join()
-        two.append(time.perf_counter() - t0)
-        cpu2.append((time.process_time() - c0) / two[-1])
+    one, two, cores = _one_then_two(work, reps)
     # control: the same pattern with hashlib.sha256 of 16 MiB, which releases
     # the GIL too: what two threads can get on this machine right now
     import hashlib
@@ -331,18 +339,7 @@ def threads_speedup(k=48, reps=7):
         for _ in range(3):
             hashlib.sha256(hbufs[t]).digest()
 
-    hone, htwo = [], []
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        hwork(0)
-        hone.append(time.perf_counter() - t0)
-        ts = [threading.Thread(target=hwork, args=(i,)) for i in range(2)]
-        t0 = time.perf_counter()
-        for t in ts:
-            t.start()
-        for t in ts:
-            t.join()
-        htwo.append(time.perf_counter() - t0)
+    hone, htwo, _ = _one_then_two(hwork, reps)
     # second control, memory-bound like the writes: numpy.copyto (which
     # releases the GIL) of the same bytes in the same pattern, 4 MiB source
     # to consecutive slices of a per-thread destination of k x 4 MiB (its
@@ -363,23 +360,12 @@ def threads_speedup(k=48, reps=7):
             for i in range(k):
                 np.copyto(dst[i * step:(i + 1) * step], src)
 
-        mone, mtwo = [], []
-        for _ in range(reps):
-            t0 = time.perf_counter()
-            mwork(0)
-            mone.append(time.perf_counter() - t0)
-            ts = [threading.Thread(target=mwork, args=(i,)) for i in range(2)]
-            t0 = time.perf_counter()
-            for t in ts:
-                t.start()
-            for t in ts:
-                t.join()
-            mtwo.append(time.perf_counter() - t0)
-        copy_speedup = 2 * med(mone) / med(mtwo)
+        mone, mtwo, _ = _one_then_two(mwork, reps)
+        copy_speedup = 2 * mone / mtwo
         del dsts
-    return {"one_thread_s": med(one), "two_threads_s": med(two),
-            "speedup": 2 * med(one) / med(two), "cores_busy": med(cpu2),
-            "hashlib_speedup": 2 * med(hone) / med(htwo),
+    return {"one_thread_s": one, "two_threads_s": two,
+            "speedup": 2 * one / two, "cores_busy": cores,
+            "hashlib_speedup": 2 * hone / htwo,
             "copy_speedup": copy_speedup,
             "mib_per_call": 4, "calls": k}
 

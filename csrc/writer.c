@@ -468,18 +468,27 @@ writer_write_string_any(WriterObject *self, PyObject *s)
 #undef SP_VBMI2
 #undef SP_OUTER
 
+/* write_string's body in each build: the short path through `put` (a
+ * build of short_put) when the writer takes it (UTF-8 "varint", no batch,
+ * no GIL-free call under way) and the str does, else the general path */
+#define W_WRITE_STRING(self, s, put)                                          \
+    do {                                                                      \
+        if ((self)->prefix == U8P_PFX_VARINT && (self)->enc == U8P_ENC_UTF8 && \
+            !(self)->busy && !(self)->nogil.held) {                           \
+            const Py_ssize_t start_ = (self)->len,                            \
+                             r_ = put((self)->buf, start_, (self)->cap, (s)); \
+            if (r_ > 0) {                                                     \
+                (self)->len = start_ + r_;                                    \
+                return writer_result((self), start_, r_);                     \
+            }                                                                 \
+        }                                                                     \
+        return writer_write_string_any((self), (s));                          \
+    } while (0)
+
 static PyObject *
 Writer_write_string(WriterObject *self, PyObject *s)
 {
-    if (self->prefix == U8P_PFX_VARINT && self->enc == U8P_ENC_UTF8 && !self->busy &&
-        !self->nogil.held) {
-        const Py_ssize_t start = self->len, r = short_put_base(self->buf, start, self->cap, s);
-        if (r > 0) {
-            self->len = start + r;
-            return writer_result(self, start, r);
-        }
-    }
-    return writer_write_string_any(self, s);
+    W_WRITE_STRING(self, s, short_put_base);
 }
 
 #ifdef W_SHORT_VBMI2
@@ -494,15 +503,7 @@ Writer_write_string_vbmi2(WriterObject *self, PyObject *s)
 {
     if (!W_SHORT_VBMI2())
         return Writer_write_string(self, s);
-    if (self->prefix == U8P_PFX_VARINT && self->enc == U8P_ENC_UTF8 && !self->busy &&
-        !self->nogil.held) {
-        const Py_ssize_t start = self->len, r = short_put_vbmi2(self->buf, start, self->cap, s);
-        if (r > 0) {
-            self->len = start + r;
-            return writer_result(self, start, r);
-        }
-    }
-    return writer_write_string_any(self, s);
+    W_WRITE_STRING(self, s, short_put_vbmi2);
 }
 #endif
 

@@ -126,13 +126,9 @@ MUTANTS = [
      "        if (W_EXPECT((size_t)n <= 33, 1))",
      "write_strings' VBMI2 ASCII run moves 33 characters in its 32-byte store"),
     ("M42", "csrc/writer.c",
-     "    if (self->prefix == U8P_PFX_VARINT && self->enc == U8P_ENC_UTF8 && !self->busy &&\n"
-     "        !self->nogil.held) {\n"
-     "        const Py_ssize_t start = self->len, r = short_put_vbmi2(",
-     "    if (self->enc == U8P_ENC_UTF8 && !self->busy &&\n"
-     "        !self->nogil.held) {\n"
-     "        const Py_ssize_t start = self->len, r = short_put_vbmi2(",
-     "write_string's VBMI2 build writes a varint prefix whatever the writer's preset"),
+     "        if ((self)->prefix == U8P_PFX_VARINT && (self)->enc == U8P_ENC_UTF8 && \\\n",
+     "        if ((self)->enc == U8P_ENC_UTF8 && \\\n",
+     "write_string's short path (both builds) writes a varint prefix whatever the writer's preset"),
     ("M43", "csrc/writer_short.h", "    for (; idx < size && len <= cap - 33; idx++) {",
      "    for (; idx < size && len <= cap - 32; idx++) {",
      "write_strings' ASCII run: room check one byte short (its 32-byte store)"),
