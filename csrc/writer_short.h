@@ -170,7 +170,12 @@ SP(ascii_run)(uint8_t *const buf, Py_ssize_t len, const Py_ssize_t cap, PyObject
         const uint8_t *src;
         Py_ssize_t n;
         W_PREFETCH_AT(it, size, idx);
-        if (!Py_IS_TYPE(s, &PyUnicode_Type) || !(PyUnicode_IS_ASCII(s) & PyUnicode_IS_COMPACT(s)))
+        /* the state bits read directly: PyUnicode_IS_ASCII asserts that a
+         * str is ready, and a legacy one (3.9-3.11) may not be; it has
+         * neither bit set and goes to short_run, which leaves it to the
+         * general path */
+        if (!Py_IS_TYPE(s, &PyUnicode_Type) ||
+            !(((PyASCIIObject *)s)->state.ascii & ((PyASCIIObject *)s)->state.compact))
             break;
         n = PyUnicode_GET_LENGTH(s);
         src = (const uint8_t *)((PyASCIIObject *)s + 1);

@@ -26,6 +26,11 @@ def test_legacy_string_is_made_ready_first(text):
         buf = (ctypes.c_wchar * len(text)).from_address(api.PyUnicode_AsUnicode(s))
         for i, c in enumerate(text):
             buf[i] = c
+    # in a batch, after a run of short ASCII items (write_strings' ASCII
+    # loop meets it first)
+    w = BufferWriter()
+    w.write_strings(["ab", "cd", s, "ef"])
+    assert w.getvalue() == b"".join(ref_encode(x) for x in ("ab", "cd", text, "ef"))
     w = BufferWriter()
     w.write_string(s)
     assert w.getvalue() == ref_encode(text)
