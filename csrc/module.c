@@ -18,10 +18,39 @@ u8p_get_state(PyObject *module)
     return (u8p_state *)PyModule_GetState(module);
 }
 
+static struct PyModuleDef module_def;
+
+u8p_state *
+u8p_state_of_type(PyTypeObject *type)
+{
+#if PY_VERSION_HEX >= 0x030B0000
+    PyObject *m = PyType_GetModuleByDef(type, &module_def);
+    return m ? u8p_get_state(m) : NULL;
+#else
+    PyObject *mro = type->tp_mro;
+    Py_ssize_t i;
+    for (i = 0; mro != NULL && i < PyTuple_GET_SIZE(mro); i++) {
+        PyTypeObject *t = (PyTypeObject *)PyTuple_GET_ITEM(mro, i);
+        PyObject *m;
+        if (!PyType_HasFeature(t, Py_TPFLAGS_HEAPTYPE))
+            continue;
+        m = ((PyHeapTypeObject *)t)->ht_module;
+        if (m != NULL && PyModule_GetDef(m) == &module_def)
+            return u8p_get_state(m);
+    }
+    PyErr_Format(PyExc_TypeError, "%s is not a utf8pfx type", type->tp_name);
+    return NULL;
+#endif
+}
+
 static int
 module_exec(PyObject *module)
 {
     u8p_state *st = u8p_get_state(module);
+    int i;
+    for (i = 0; i < U8P_INTS; i++)
+        if ((st->ints[i] = PyLong_FromLong(i)) == NULL)
+            return -1;
     if (u8p_isa_exec(module) < 0)
         return -1;
     if (u8p_functions_exec(module) < 0)
@@ -56,7 +85,12 @@ module_clear(PyObject *module)
 static void
 module_free(void *module)
 {
+    u8p_state *st = u8p_get_state((PyObject *)module);
+    int i;
     module_clear((PyObject *)module);
+    if (st != NULL)
+        for (i = 0; i < U8P_INTS; i++)
+            Py_CLEAR(st->ints[i]);
 }
 
 static PyModuleDef_Slot module_slots[] = {

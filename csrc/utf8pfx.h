@@ -23,10 +23,21 @@ u8p_newref(PyObject *o)
 #include "kernels/decode.h"
 #include "kernels/mutf8.h"
 
+/* The ints a short write returns (0..128: a one-byte prefix and a body of
+ * under 128 bytes), kept so that write_string's short path hands one back
+ * with a load and an increment instead of a call into CPython
+ * (PyLong_FromSsize_t took 9 % of the time of write_string over the UCS2
+ * corpus names under perf).  They are the interpreter's own small ints, so
+ * a caller gets the very object it would have got. */
+#define U8P_INTS 129
+
 /* Per-module state (multi-phase init; heap types live here). */
 typedef struct {
     PyTypeObject *writer_type;
     PyTypeObject *reader_type;
+    PyObject *ints[U8P_INTS]; /* released in m_free only: a writer keeps its
+                                 type, the type its module, so the table
+                                 outlives every writer that points at it */
 } u8p_state;
 
 /* The kernel tables in use: chosen once at import (UTF8PFX_ISA caps them),
@@ -55,6 +66,10 @@ int u8p_reader_exec(PyObject *module, u8p_state *st);
 int u8p_arrow_exec(PyObject *module, u8p_state *st); /* arrow_out.c */
 
 u8p_state *u8p_get_state(PyObject *module);
+/* The state of the module that defined `type` or the utf8pfx base class it
+ * derives from (a Python subclass of BufferWriter has no module of its own);
+ * NULL with TypeError if there is none. */
+u8p_state *u8p_state_of_type(PyTypeObject *type);
 
 /* ---- args.c: argument parsing shared by the glue ---- */
 

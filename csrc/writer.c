@@ -477,9 +477,9 @@ writer_write_string_any(WriterObject *self, PyObject *s)
             !(self)->busy && !(self)->nogil.held) {                           \
             const Py_ssize_t start_ = (self)->len,                            \
                              r_ = put((self)->buf, start_, (self)->cap, (s)); \
-            if (r_ > 0) {                                                     \
+            if (r_ > 0) { /* 2..128: the int is one of the table's */         \
                 (self)->len = start_ + r_;                                    \
-                return writer_result((self), start_, r_);                     \
+                return Py_NewRef((self)->ints[r_]);                           \
             }                                                                 \
         }                                                                     \
         return writer_write_string_any((self), (s));                          \
@@ -950,7 +950,10 @@ Writer_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
     u8p_prefix pf;
     u8p_encoding enc;
     WriterObject *self;
+    const u8p_state *st = u8p_state_of_type(type);
 
+    if (st == NULL)
+        return NULL;
     if (!PyArg_ParseTupleAndKeywords(args, kwds, "|n$OOO:BufferWriter", kwlist, &capacity,
                                      &errors, &prefix, &encoding))
         return NULL;
@@ -970,6 +973,7 @@ Writer_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
     self->buf = NULL;
     self->len = self->cap = self->exports = 0;
     self->busy = 0;
+    self->ints = st->ints;
     self->nogil.lock = NULL;
     self->nogil.held = 0;
     self->eh = eh;

@@ -21,6 +21,7 @@ typedef struct {
     u8p_prefix prefix;  /* the wire-format preset of every prefixed write */
     u8p_encoding enc;   /* utf-8 or mutf-8 */
     u8p_objlock nogil;  /* held by a write_string running without the GIL */
+    PyObject *const *ints; /* the module state's ints 0..128 (U8P_INTS) */
 } WriterObject;
 
 /* Refuses a change to the writer from code that write_strings calls. */

@@ -378,3 +378,55 @@ def test_batch_ascii_runs_broken_by_other_items(kernels):
     with pytest.raises(TypeError, match="item 40"):
         w.write_strings(run + [7])
     assert w.getvalue() == b"\x04keep"
+
+
+def _small_int(k):
+    # int("7") builds the value at run time: CPython hands back its cached
+    # small int for -5..256, the very object any other code would get
+    return int(str(k))
+
+
+@pytest.mark.parametrize("kind", sorted(FILL))
+def test_short_path_results_are_the_interpreters_ints(kind, kernels):
+    """write_string's short path returns its int from a table of the
+    module's (the prefix byte plus bodies of 0-127 bytes: 1..128).  Every
+    value it can return, for each storage kind: the right number, the same
+    object int() gives (the interpreter's small int), and no reference
+    gained or lost on it (a missing or extra increment shows on CPython
+    versions whose small ints count references)."""
+    seen = set()
+    for n in range(0, 128):
+        s = texts(kind, n)
+        want = ref(s, "strict")
+        if len(want) > 128:
+            break
+        w = utf8pfx.BufferWriter(4096)
+        expect = _small_int(len(want))
+        before = sys.getrefcount(expect)
+        got = [w.write_string(s) for _ in range(50)]
+        assert all(g == len(want) and g is expect for g in got), (kind, n)
+        del got
+        assert sys.getrefcount(expect) == before, (kind, n)
+        assert w.getvalue() == want * 50
+        seen.add(len(want))
+    assert len(seen) >= 30
+
+
+def test_short_path_results_from_a_subclass():
+    """A Python subclass of BufferWriter finds the module's int table
+    through its base class (on 3.9 and 3.10 by the MRO)."""
+
+    class Mine(utf8pfx.BufferWriter):
+        pass
+
+    class Deeper(Mine):
+        pass
+
+    for cls in (Mine, Deeper):
+        w = cls()
+        assert w.write_string("abc") == 4
+        assert w.write_string("жж") == 5
+        assert w.write_string("a" * 127) == 128  # the largest short result
+        assert w.write_string("a" * 128) == 130  # two-byte prefix: general path
+        assert bytes(w) == (b"\x03abc\x04\xd0\xb6\xd0\xb6" + b"\x7f" + b"a" * 127
+                            + b"\x80\x01" + b"a" * 128)

@@ -132,6 +132,12 @@ MUTANTS = [
     ("M43", "csrc/writer_short.h", "    for (; idx < size && len <= cap - 33; idx++) {",
      "    for (; idx < size && len <= cap - 32; idx++) {",
      "write_strings' ASCII run: room check one byte short (its 32-byte store)"),
+    ("M44", "csrc/writer.c", "                return Py_NewRef((self)->ints[r_]);                           \\\n",
+     "                return (self)->ints[r_];                                      \\\n",
+     "write_string's short path hands back its int without a new reference"),
+    ("M45", "csrc/module.c", "        if ((st->ints[i] = PyLong_FromLong(i)) == NULL)",
+     "        if ((st->ints[i] = PyLong_FromLong(i < 100 ? i : i - 1)) == NULL)",
+     "the module's table of short results is wrong from 100 on"),
 ]
 
 SUBSET = ["tests/test_writer_errors.py", "tests/test_gaps.py", "tests/test_writer_growth.py",
