@@ -54,3 +54,34 @@ def test_isa_check_fails_a_row_only_if_its_one_process_recheck_fails_too(monkeyp
     lines.clear()
     mod.print_isa_check(comps, ["scalar", "sse", "avx2"], out=lines.append)
     assert lines[0].startswith("FAIL 1/3") and len(lines) == 1, lines
+
+
+SHORT = os.path.join(ROOT, "bench", "short.py")
+
+
+@pytest.mark.skipif(not os.path.isfile(SHORT), reason="needs the repository's bench/")
+def test_short_threads_verdict_reads_the_reused_pattern(monkeypatch):
+    """bench --short's two-thread target is judged on the writers-reused
+    pattern (what releasing the GIL gives); its line also shows the
+    appended pattern and that pattern's copy control, and the section
+    prints both patterns with or without numpy.  No timing here."""
+    monkeypatch.syspath_prepend(ROOT)
+    mod = importlib.import_module("bench.short")
+
+    def thr(reuse, append, copy):
+        g = {"one_thread_s": 0.015, "two_threads_s": 0.016, "cores_busy": 1.9}
+        return {"mib_per_call": 1, "calls": 192, "hashlib_speedup": 1.9,
+                "patterns": {"reuse": dict(g, speedup=reuse, copy_speedup=copy),
+                             "append": dict(g, speedup=append, copy_speedup=copy)}}
+
+    met = mod.targets({}, thr(1.75, 1.2, 1.05))
+    assert len(met) == 1 and met[0].startswith("MET ")
+    assert "1.75x" in met[0] and "appended: 1.20x, numpy.copyto 1.05x" in met[0]
+    missed = mod.targets({}, thr(1.69, 1.95, None))
+    assert len(missed) == 1 and missed[0].startswith("MISSED ")
+    assert "numpy.copyto" not in missed[0]
+    lines = mod.threads_lines(thr(1.8, 1.5, None))
+    assert [ln.split(":")[0].strip() for ln in lines[1:]] == ["reuse", "append"]
+    assert all("numpy" not in ln for ln in lines[1:])
+    assert "numpy.copyto of the same bytes in the same pattern: 1.05x" in \
+        mod.threads_lines(thr(1.8, 1.5, 1.05))[2]
