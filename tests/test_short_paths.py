@@ -393,31 +393,32 @@ def test_short_path_results_are_the_interpreters_ints(kind, kernels):
     module's (the prefix byte plus bodies of 0-127 bytes: 1..128).  Every
     value it can return, for each storage kind: the right number, the same
     object int() gives (the interpreter's small int), and no reference
-    gained or lost on it (a missing or extra increment shows on CPython
-    versions whose small ints count references)."""
+    gained or lost on it per call (a missing or extra increment shows on
+    CPython versions whose small ints count references: 1000 calls move the
+    count by 1000; the rest of the process may hold or drop one or two
+    references to the same small int meanwhile, so the check allows 10)."""
     seen = set()
     for n in range(0, 128):
         s = texts(kind, n)
         want = ref(s, "strict")
         if len(want) > 128:
             break
-        w = utf8pfx.BufferWriter(4096)
+        w = utf8pfx.BufferWriter(1000 * 128)
         expect = _small_int(len(want))
         # no collection inside the window: freeing some cyclic garbage
-        # that held the same small int would move its count
-        gc.collect()
+        # that held the same small int moves its count
         gc.disable()
         try:
             before = sys.getrefcount(expect)
-            got = [w.write_string(s) for _ in range(50)]
+            got = [w.write_string(s) for _ in range(1000)]
             same = all(g == len(want) and g is expect for g in got)
             del got
             after = sys.getrefcount(expect)
         finally:
             gc.enable()
         assert same, (kind, n)
-        assert after == before, (kind, n)
-        assert w.getvalue() == want * 50
+        assert abs(after - before) <= 10, (kind, n, before, after)
+        assert w.getvalue() == want * 1000
         seen.add(len(want))
     assert len(seen) >= 30
 
