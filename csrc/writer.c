@@ -438,10 +438,10 @@ writer_write_string_any(WriterObject *self, PyObject *s)
  * name under callgrind over the ASCII corpus names, measured before that
  * table, against 82 through the general path); every other call goes to
  * writer_write_string_any, which does the same for all strs (one pass,
- * prefix backfilled, counted when it must grow).  The short path's two builds (writer_short.h) are made here;
- * write_string runs the base one (or, on a CPU with VBMI2, is
- * Writer_write_string_vbmi2 below), write_strings one or the other for a
- * whole run of items.
+ * prefix backfilled, counted when it must grow).  The short path's two
+ * builds (writer_short.h) are made here; write_string runs the base one
+ * (or, on a CPU with VBMI2, is Writer_write_string_vbmi2 below),
+ * write_strings one or the other for a whole run of items.
  */
 #if U8P_HAVE_VBMI2_SHORT
 #define SP(name) name##_vbmi2
@@ -477,7 +477,7 @@ writer_write_string_any(WriterObject *self, PyObject *s)
             !(self)->busy && !(self)->nogil.held) {                           \
             const Py_ssize_t start_ = (self)->len,                            \
                              r_ = put((self)->buf, start_, (self)->cap, (s)); \
-            if (r_ > 0) { /* 2..128: the int is one of the table's */         \
+            if (r_ > 0) { /* 1..128: the int is one of the table's */         \
                 (self)->len = start_ + r_;                                    \
                 return Py_NewRef((self)->ints[r_]);                           \
             }                                                                 \
