@@ -498,12 +498,26 @@ Writer_write_string(WriterObject *self, PyObject *s)
  * use are the VBMI2 table, the short path runs the table's own steps
  * inline (writer_short.h); at any other level (a test's or UTF8PFX_ISA's
  * cap) it is the base method. */
-U8P_VBMI2_TARGET static PyObject *
-Writer_write_string_vbmi2(WriterObject *self, PyObject *s)
+U8P_VBMI2_TARGET static __attribute__((noinline)) PyObject *
+Writer_write_string_vbmi2_rest(WriterObject *self, PyObject *s)
 {
     if (!W_SHORT_VBMI2())
         return Writer_write_string(self, s);
     W_WRITE_STRING(self, s, short_put_vbmi2);
+}
+
+U8P_VBMI2_TARGET static PyObject *
+Writer_write_string_vbmi2(WriterObject *self, PyObject *s)
+{
+    if (W_SHORT_VBMI2() && self->prefix == U8P_PFX_VARINT && self->enc == U8P_ENC_UTF8 &&
+        !self->busy && !self->nogil.held) {
+        const Py_ssize_t start = self->len, r = short_put_room_vbmi2(self->buf, start, self->cap, s);
+        if (r > 0) {
+            self->len = start + r;
+            return Py_NewRef(self->ints[r]);
+        }
+    }
+    return Writer_write_string_vbmi2_rest(self, s);
 }
 #endif
 

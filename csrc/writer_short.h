@@ -7,9 +7,11 @@
  *          kernels/x86_vbmi2_short.h compiles).  A UCS1, UCS2 or UCS4 str
  *          of up to 32 code points (from the lengths where the VBMI2
  *          encoders leave the scalar loop) is encoded right here by that
- *          header's steps, with no call; the rest goes to u8p_K as in
- *          base.  ASCII of up to 32 characters is one masked load and
- *          store (u8p_vbmi2_copy_ascii) instead of the two-move copy.
+ *          header's steps, with no call (its room steps while the buffer
+ *          has U8P_VBMI2_ROOM bytes free, its exact steps else); the rest
+ *          goes to u8p_K as in base.  ASCII of up to 32 characters is one
+ *          masked load and a plain store (u8p_vbmi2_copy_ascii_room)
+ *          instead of the two-move copy.
  *          write_strings runs its loop over short items (short_run)
  *          in this build, and write_string's VBMI2 build
  *          (Writer_write_string_vbmi2, the method itself on such a CPU:
@@ -52,15 +54,16 @@ SP(short_put)(uint8_t *const buf, const Py_ssize_t len, const Py_ssize_t cap, Py
             const uint8_t *src = (const uint8_t *)((PyASCIIObject *)s + 1);
             dst[0] = (uint8_t)n;
 #ifdef U8P_HAVE_COPY_SLACK
+#if SP_VBMI2
+            /* up to 32 characters with 32 bytes of room: one masked load
+             * and a plain 32-byte store (zeros past the body; the masked
+             * store of n bytes took 1 % longer, A/B) */
+            if (n <= 32 && 33 < cap - len)
+                u8p_vbmi2_copy_ascii_room(src, (size_t)n, dst + 1);
+#else
             /* up to 32 characters with 16 bytes of room past the body
              * (the header before src is at least 40 bytes) */
             if (n <= 32 && 16 + n < cap - len)
-#if SP_VBMI2
-                /* needs no slack, but behind the same test: returning
-                 * before it took the UCS2 and UCS4 names 3-5 % slower
-                 * (the loop's code around their steps changed) */
-                u8p_vbmi2_copy_ascii(src, (size_t)n, dst + 1);
-#else
                 u8p_copy_slack(dst + 1, src, n);
 #endif
             else
@@ -72,7 +75,35 @@ SP(short_put)(uint8_t *const buf, const Py_ssize_t len, const Py_ssize_t cap, Py
     else if (PyUnicode_IS_COMPACT(s)) { /* compact: ready, data after the header */
         const Py_ssize_t n = PyUnicode_GET_LENGTH(s);
         const int kind = (int)PyUnicode_KIND(s);
-        const Py_ssize_t worst = n * u8p_max_utf8_per_cp(s);
+        Py_ssize_t worst;
+#if SP_VBMI2
+        /* with U8P_VBMI2_ROOM bytes free past the prefix (the common case
+         * in a buffer that grows by doubling), up to 32 code units (31
+         * for UCS4: 32 x 4 bytes would need a two-byte prefix) go to the
+         * VBMI2 room steps (x86_vbmi2_short.h): plain stores, and the count
+         * from compare masks, so the result waits on less; UCS2 from one
+         * unit on, one load.  A surrogate, or a UCS4 str shorter than the
+         * lanes step's cut-off, falls to the exact path below, which hands
+         * it on as before. */
+        if (n <= 32 && cap - len > U8P_VBMI2_ROOM + 1) {
+            const void *data = (const void *)((PyCompactUnicodeObject *)s + 1);
+            uint8_t *dst = buf + len;
+            size_t body;
+            if (kind == PyUnicode_1BYTE_KIND)
+                body = u8p_vbmi2_short_ucs1_room((const uint8_t *)data, (size_t)n, dst + 1);
+            else if (kind == PyUnicode_2BYTE_KIND)
+                body = u8p_vbmi2_short_ucs2_room((const uint16_t *)data, (size_t)n, dst + 1);
+            else /* 31 code points at most: 4 x 32 bytes would need a longer prefix */
+                body = n >= U8P_VBMI2_MIN_UNITS_UCS4 && n < 32
+                           ? u8p_vbmi2_short_ucs4_room((const uint32_t *)data, (size_t)n, dst + 1)
+                           : (size_t)-1;
+            if (body != (size_t)-1) {
+                dst[0] = (uint8_t)body;
+                return (Py_ssize_t)body + 1;
+            }
+        }
+#endif
+        worst = n * u8p_max_utf8_per_cp(s);
         if (worst < 0x80 && worst < cap - len) {
             const void *data = (const void *)((PyCompactUnicodeObject *)s + 1);
             uint8_t *dst = buf + len;
@@ -130,6 +161,54 @@ SP(short_put)(uint8_t *const buf, const Py_ssize_t len, const Py_ssize_t cap, Py
     }
     return 0;
 }
+
+#if SP_VBMI2
+/* write_string's VBMI2 fast path: only the room cases of short_put (ASCII
+ * of up to 32 characters with 33 bytes free; UCS1 and UCS2 of up to 32
+ * code units, UCS4 from the lanes step's cut-off up to 31 code points,
+ * with U8P_VBMI2_ROOM + 1 bytes free), the same bytes and result; 0 for
+ * anything else, which the caller hands to short_put out of line.  Has no
+ * call and no address-taken local, so the method built around it needs
+ * no stack frame of its own. */
+W_HOT SP_ATTR Py_ssize_t
+SP(short_put_room)(uint8_t *const buf, const Py_ssize_t len, const Py_ssize_t cap, PyObject *s)
+{
+    size_t n; /* unsigned: below, n <= 32 tells the compiler 0 <= n too */
+    uint8_t *dst = buf + len;
+    size_t body;
+    if (!PyUnicode_CheckExact(s))
+        return 0;
+    n = (size_t)PyUnicode_GET_LENGTH(s);
+    if (W_EXPECT(PyUnicode_IS_COMPACT_ASCII(s), 1)) {
+        if (n <= 32 && 33 < cap - len) {
+            dst[0] = (uint8_t)n;
+            u8p_vbmi2_copy_ascii_room((const uint8_t *)((PyASCIIObject *)s + 1), n, dst + 1);
+            return (Py_ssize_t)n + 1;
+        }
+        return 0;
+    }
+    if (!PyUnicode_IS_COMPACT(s) || n > 32 || cap - len <= U8P_VBMI2_ROOM + 1)
+        return 0;
+    {
+        const void *data = (const void *)((PyCompactUnicodeObject *)s + 1);
+        const int kind = (int)PyUnicode_KIND(s);
+        if (kind == PyUnicode_2BYTE_KIND)
+            body = n <= U8P_VBMI2_ANY_UCS2_MAX
+                       ? u8p_vbmi2_short_ucs2_any_room((const uint16_t *)data, n, dst + 1)
+                       : u8p_vbmi2_short_ucs2_room((const uint16_t *)data, n, dst + 1);
+        else if (kind == PyUnicode_1BYTE_KIND)
+            body = u8p_vbmi2_short_ucs1_room((const uint8_t *)data, n, dst + 1);
+        else if (n >= U8P_VBMI2_MIN_UNITS_UCS4 && n < 32)
+            body = u8p_vbmi2_short_ucs4_room((const uint32_t *)data, n, dst + 1);
+        else
+            return 0;
+    }
+    if (body == (size_t)-1)
+        return 0;
+    dst[0] = (uint8_t)body;
+    return (Py_ssize_t)body + 1;
+}
+#endif
 
 /* write_strings' run of short items from *idx on, as many in a row as take
  * short_put (no Python code runs: no reference needs holding, the list

@@ -300,6 +300,61 @@ def test_short_bodies_at_the_edge_of_the_room(kind, kernels):
             assert w.getvalue() == b"\x01x" + want * 2, (kind, n, room)
 
 
+ROOM_TEXTS = dict(FILL, ucs2_two="aжéΩ", ucs2_cjk="中文字", ucs4_emoji="😀🎉")
+
+
+@pytest.mark.parametrize("kind", sorted(ROOM_TEXTS))
+def test_short_bodies_around_the_room_steps_threshold(kind, kernels):
+    """Non-ASCII strs of 1-33 code points into a writer whose free room is
+    around 130 bytes, where the VBMI2 build moves from its exact steps to
+    its room steps (plain 64-byte stores, the count from compare masks):
+    the same bytes and result on both sides, no growth, and nothing of
+    what the plain stores put past the body shows after the next write."""
+    fill = ROOM_TEXTS[kind]
+    for n in range(1, 34):
+        s = (fill * (n // len(fill) + 1))[:n]
+        want = ref(s, "strict")
+        for free in range(124, 136):
+            w = utf8pfx.BufferWriter(free + 2)
+            w.write_string("x")
+            cap = w.capacity
+            assert w.write_string(s) == len(want), (kind, n, free)
+            assert w.getvalue() == b"\x01x" + want, (kind, n, free)
+            if len(want) + 2 <= cap:
+                assert w.capacity == cap, (kind, n, free)
+            w.write_string("y")
+            assert w.getvalue() == b"\x01x" + want + b"\x01y", (kind, n, free)
+            w = utf8pfx.BufferWriter(free + 2)
+            w.write_strings(["x", s, "y"])
+            assert w.getvalue() == b"\x01x" + want + b"\x01y", (kind, n, free)
+
+
+@pytest.mark.parametrize("errors", HANDLERS)
+def test_surrogates_in_the_room_steps(errors, kernels):
+    """A lone surrogate at every position of a UCS2 str of 1-32 units (the
+    two-byte and the lanes case) and of a UCS4 str of 5-31 code points, in
+    a writer with room to spare: the room step refuses it, the handler
+    decides as CPython's codec does, and nothing it stored shows."""
+    for fill in ("aж", "a中", "😀ж"):
+        for n in range(1, 33):
+            for at in range(n):
+                s = (fill * n)[:n]
+                s = s[:at] + "\udc80" + s[at + 1:]
+                w = utf8pfx.BufferWriter(4096, errors=errors)
+                w.write_string("x")
+                try:
+                    want = ref(s, errors)
+                except UnicodeEncodeError as e:
+                    with pytest.raises(UnicodeEncodeError) as got:
+                        w.write_string(s)
+                    assert (got.value.start, got.value.end) == (e.start, e.end)
+                    assert w.getvalue() == b"\x01x"
+                    continue
+                assert w.write_string(s) == len(want)
+                w.write_string("y")
+                assert w.getvalue() == b"\x01x" + want + b"\x01y", (fill, n, at)
+
+
 @pytest.mark.parametrize("kind", sorted(FILL))
 def test_batch_short_and_long_items_interleaved(kind, kernels):
     """write_strings over items on both sides of the short path's limit

@@ -174,6 +174,38 @@ check_vbmi2_result(int kind, const char *fn, const char *label, size_t n, size_t
     }
 }
 
+/* The writer's room steps (U8P_VBMI2_ROOM bytes free, plain 64-byte
+ * stores): the count and the bytes, on a destination right before the
+ * guard page (a store past the room faults); UCS4 from the lanes step's
+ * cut-off up to 31 code points, as the writer calls it. */
+U8P_VBMI2_TARGET static void
+check_vbmi2_room(int kind, const void *src, size_t n, size_t full, size_t surr,
+                 const char *label)
+{
+    uint8_t *dst = check_dst_at(U8P_VBMI2_ROOM);
+    size_t r;
+    if (kind == 1) {
+        r = u8p_vbmi2_short_ucs1_room((const uint8_t *)src, n, dst);
+        check_vbmi2_result(kind, "short_ucs1_room", label, n, r, full, dst, 0, 0);
+    }
+    else if (kind == 2) {
+        r = u8p_vbmi2_short_ucs2_room((const uint16_t *)src, n, dst);
+        check_vbmi2_result(kind, "short_ucs2_room", label, n, r, surr ? (size_t)-1 : full, dst, 0,
+                           0);
+        if (n <= U8P_VBMI2_ANY_UCS2_MAX) {
+            dst = check_dst_at(U8P_VBMI2_ROOM);
+            r = u8p_vbmi2_short_ucs2_any_room((const uint16_t *)src, n, dst);
+            check_vbmi2_result(kind, "short_ucs2_any_room", label, n, r,
+                               surr ? (size_t)-1 : full, dst, 0, 0);
+        }
+    }
+    else if (n >= U8P_VBMI2_MIN_UNITS_UCS4 && n < 32) {
+        r = u8p_vbmi2_short_ucs4_room((const uint32_t *)src, n, dst);
+        check_vbmi2_result(kind, "short_ucs4_room", label, n, r, surr ? (size_t)-1 : full, dst, 0,
+                           0);
+    }
+}
+
 /* The writer's VBMI2 short steps on n (1..32) units at src (before the
  * guard page): UCS1 the two-byte step (and, on ASCII, the masked copies);
  * UCS2 the two-byte step (refuses, writing nothing, when a unit is U+0800
@@ -212,8 +244,10 @@ check_vbmi2_short(int kind, const void *src, size_t n, size_t full, size_t surr,
                 }
             }
         }
+        check_vbmi2_room(kind, src, n, full, surr, label);
         return;
     }
+    check_vbmi2_room(kind, src, n, full, surr, label);
     if (kind == 2) {
         room = big ? 2 * n : full;
         dst = check_dst_at(room);
