@@ -78,25 +78,30 @@ SP(short_put)(uint8_t *const buf, const Py_ssize_t len, const Py_ssize_t cap, Py
         Py_ssize_t worst;
 #if SP_VBMI2
         /* with U8P_VBMI2_ROOM bytes free past the prefix (the common case
-         * in a buffer that grows by doubling), up to 32 code units (31
-         * for UCS4: 32 x 4 bytes would need a two-byte prefix) go to the
-         * VBMI2 room steps (x86_vbmi2_short.h): plain stores, and the count
-         * from compare masks, so the result waits on less; UCS2 from one
-         * unit on, one load.  A surrogate, or a UCS4 str shorter than the
-         * lanes step's cut-off, falls to the exact path below, which hands
-         * it on as before. */
-        if (n <= 32 && cap - len > U8P_VBMI2_ROOM + 1) {
+         * in a buffer that grows by doubling), UCS1 up to 63 code units,
+         * UCS2 up to 32 (42 with U8P_VBMI2_ROOM_UCS2_42 free) and UCS4 up
+         * to 31 go to the VBMI2 room steps (x86_vbmi2_short.h): plain
+         * stores, and the count from compare masks, so the result waits
+         * on less; every length from one, one load per 32 units.  A
+         * surrogate falls to the exact path below, which hands it on as
+         * before. */
+        if (n <= 63 && cap - len > U8P_VBMI2_ROOM + 1) {
             const void *data = (const void *)((PyCompactUnicodeObject *)s + 1);
             uint8_t *dst = buf + len;
-            size_t body;
+            size_t body = (size_t)-1;
             if (kind == PyUnicode_1BYTE_KIND)
-                body = u8p_vbmi2_short_ucs1_room((const uint8_t *)data, (size_t)n, dst + 1);
-            else if (kind == PyUnicode_2BYTE_KIND)
-                body = u8p_vbmi2_short_ucs2_room((const uint16_t *)data, (size_t)n, dst + 1);
-            else /* 31 code points at most: 4 x 32 bytes would need a longer prefix */
-                body = n >= U8P_VBMI2_MIN_UNITS_UCS4 && n < 32
-                           ? u8p_vbmi2_short_ucs4_room((const uint32_t *)data, (size_t)n, dst + 1)
-                           : (size_t)-1;
+                body = n <= 32 ? u8p_vbmi2_short_ucs1_room((const uint8_t *)data, (size_t)n, dst + 1)
+                               : u8p_vbmi2_short_ucs1_room63((const uint8_t *)data, (size_t)n, dst + 1);
+            else if (kind == PyUnicode_2BYTE_KIND) {
+                if (n <= 32)
+                    body = u8p_vbmi2_short_ucs2_room((const uint16_t *)data, (size_t)n, dst + 1);
+                else if (n <= 42 && cap - len > U8P_VBMI2_ROOM_UCS2_42 + 1)
+                    body = u8p_vbmi2_short_ucs2_room42((const uint16_t *)data, (size_t)n, dst + 1);
+            }
+            else if (n == 1)
+                body = u8p_vbmi2_one_ucs4_room((const uint32_t *)data, dst + 1);
+            else if (n < 32) /* 4 x 32 bytes would need a longer prefix */
+                body = u8p_vbmi2_short_ucs4_room((const uint32_t *)data, (size_t)n, dst + 1);
             if (body != (size_t)-1) {
                 dst[0] = (uint8_t)body;
                 return (Py_ssize_t)body + 1;
@@ -164,12 +169,15 @@ SP(short_put)(uint8_t *const buf, const Py_ssize_t len, const Py_ssize_t cap, Py
 
 #if SP_VBMI2
 /* write_string's VBMI2 fast path: only the room cases of short_put (ASCII
- * of up to 32 characters with 33 bytes free; UCS1 and UCS2 of up to 32
- * code units, UCS4 from the lanes step's cut-off up to 31 code points,
- * with U8P_VBMI2_ROOM + 1 bytes free), the same bytes and result; 0 for
- * anything else, which the caller hands to short_put out of line.  Has no
- * call and no address-taken local, so the method built around it needs
- * no stack frame of its own. */
+ * of up to 32 characters with 33 bytes free, up to 127 with
+ * U8P_VBMI2_ROOM + 1; UCS1 up to 63 code units, UCS2 up to 32 and UCS4 up
+ * to 31 with U8P_VBMI2_ROOM + 1 bytes free, UCS2 of 33-42 units with
+ * U8P_VBMI2_ROOM_UCS2_42 + 1), the same bytes and result; -1 for an
+ * exact str whose UTF-8 may take 128 bytes or more (past short_put's
+ * limits: the caller goes straight to the general path; with the room
+ * free, a compact one), 0 for anything else, which the caller hands to
+ * short_put out of line.  Has no call and no address-taken local, so the
+ * method built around it needs no stack frame of its own. */
 W_HOT SP_ATTR Py_ssize_t
 SP(short_put_room)(uint8_t *const buf, const Py_ssize_t len, const Py_ssize_t cap, PyObject *s)
 {
@@ -180,28 +188,45 @@ SP(short_put_room)(uint8_t *const buf, const Py_ssize_t len, const Py_ssize_t ca
         return 0;
     n = (size_t)PyUnicode_GET_LENGTH(s);
     if (W_EXPECT(PyUnicode_IS_COMPACT_ASCII(s), 1)) {
-        if (n <= 32 && 33 < cap - len) {
-            dst[0] = (uint8_t)n;
-            u8p_vbmi2_copy_ascii_room((const uint8_t *)((PyASCIIObject *)s + 1), n, dst + 1);
-            return (Py_ssize_t)n + 1;
-        }
-        return 0;
+        const uint8_t *src = (const uint8_t *)((PyASCIIObject *)s + 1);
+        if (n <= 32 && 33 < cap - len)
+            u8p_vbmi2_copy_ascii_room(src, n, dst + 1);
+        else if (n < 128 && U8P_VBMI2_ROOM + 1 < cap - len)
+            u8p_vbmi2_copy_ascii_room128(src, n, dst + 1);
+        else
+            return n < 128 ? 0 : -1;
+        dst[0] = (uint8_t)n;
+        return (Py_ssize_t)n + 1;
     }
-    if (!PyUnicode_IS_COMPACT(s) || n > 32 || cap - len <= U8P_VBMI2_ROOM + 1)
+    if (!PyUnicode_IS_COMPACT(s) || cap - len <= U8P_VBMI2_ROOM + 1)
         return 0;
     {
         const void *data = (const void *)((PyCompactUnicodeObject *)s + 1);
         const int kind = (int)PyUnicode_KIND(s);
-        if (kind == PyUnicode_2BYTE_KIND)
-            body = n <= U8P_VBMI2_ANY_UCS2_MAX
-                       ? u8p_vbmi2_short_ucs2_any_room((const uint16_t *)data, n, dst + 1)
-                       : u8p_vbmi2_short_ucs2_room((const uint16_t *)data, n, dst + 1);
-        else if (kind == PyUnicode_1BYTE_KIND)
-            body = u8p_vbmi2_short_ucs1_room((const uint8_t *)data, n, dst + 1);
-        else if (n >= U8P_VBMI2_MIN_UNITS_UCS4 && n < 32)
+        if (kind == PyUnicode_2BYTE_KIND) {
+            if (n <= U8P_VBMI2_ANY_UCS2_MAX)
+                body = u8p_vbmi2_short_ucs2_any_room((const uint16_t *)data, n, dst + 1);
+            else if (n <= 32)
+                body = u8p_vbmi2_short_ucs2_room((const uint16_t *)data, n, dst + 1);
+            else if (n <= 42 && cap - len > U8P_VBMI2_ROOM_UCS2_42 + 1)
+                body = u8p_vbmi2_short_ucs2_room42((const uint16_t *)data, n, dst + 1);
+            else
+                return n <= 42 ? 0 : -1;
+        }
+        else if (kind == PyUnicode_1BYTE_KIND) {
+            if (n <= 32)
+                body = u8p_vbmi2_short_ucs1_room((const uint8_t *)data, n, dst + 1);
+            else if (n <= 63)
+                body = u8p_vbmi2_short_ucs1_room63((const uint8_t *)data, n, dst + 1);
+            else
+                return -1;
+        }
+        else if (n == 1)
+            body = u8p_vbmi2_one_ucs4_room((const uint32_t *)data, dst + 1);
+        else if (n < 32)
             body = u8p_vbmi2_short_ucs4_room((const uint32_t *)data, n, dst + 1);
         else
-            return 0;
+            return -1;
     }
     if (body == (size_t)-1)
         return 0;

@@ -305,16 +305,19 @@ ROOM_TEXTS = dict(FILL, ucs2_two="aжéΩ", ucs2_cjk="中文字", ucs4_emoji="�
 
 @pytest.mark.parametrize("kind", sorted(ROOM_TEXTS))
 def test_short_bodies_around_the_room_steps_threshold(kind, kernels):
-    """Non-ASCII strs of 1-33 code points into a writer whose free room is
-    around 130 bytes, where the VBMI2 build moves from its exact steps to
-    its room steps (plain 64-byte stores, the count from compare masks):
-    the same bytes and result on both sides, no growth, and nothing of
-    what the plain stores put past the body shows after the next write."""
+    """Strs of 1-128 code points into a writer whose free room is around
+    130 bytes, where the VBMI2 build moves from its exact steps to its room
+    steps (plain 64-byte stores, the count from compare masks), and around
+    162, where UCS2 strs of 33-42 units take two room steps: the same bytes
+    and result on both sides, no growth, and nothing of what the plain
+    stores put past the body shows after the next write.  Up to the short
+    path's limits (127 ASCII characters, 63 UCS1, 42 UCS2, 31 UCS4 code
+    points: the two-step and 128-byte room copies) and one past them."""
     fill = ROOM_TEXTS[kind]
-    for n in range(1, 34):
+    for n in range(1, 129):
         s = (fill * (n // len(fill) + 1))[:n]
         want = ref(s, "strict")
-        for free in range(124, 136):
+        for free in list(range(124, 136)) + list(range(156, 168)):
             w = utf8pfx.BufferWriter(free + 2)
             w.write_string("x")
             cap = w.capacity
@@ -329,14 +332,36 @@ def test_short_bodies_around_the_room_steps_threshold(kind, kernels):
             assert w.getvalue() == b"\x01x" + want + b"\x01y", (kind, n, free)
 
 
+def test_single_code_point_ucs4_strs(kernels):
+    """A str of one code point from U+10000 (the VBMI2 room steps' own
+    four-byte step) across the supplementary planes, every bit of the code
+    point set and clear somewhere, one call and batch, with room to spare
+    and without."""
+    cps = sorted(set(range(0x10000, 0x110000, 0x1003)) |
+                 {0x10000, 0x10FFFF, 0x1F600, 0x20000, 0xFFFFF, 0x100000} |
+                 {0x10000 | (1 << b) for b in range(21) if 0x10000 | (1 << b) <= 0x10FFFF} |
+                 {0x10FFFF ^ (1 << b) for b in range(16)} | {0xF0000 ^ (1 << b) for b in range(16)})
+    strs = [chr(c) for c in cps]
+    want = b"".join(ref(s, "strict") for s in strs)
+    for cap in (8, 4096):
+        w = utf8pfx.BufferWriter(cap)
+        for s in strs:
+            assert w.write_string(s) == 5, hex(ord(s))
+        assert w.getvalue() == want
+        w = utf8pfx.BufferWriter(cap)
+        w.write_strings(strs)
+        assert w.getvalue() == want
+
+
 @pytest.mark.parametrize("errors", HANDLERS)
 def test_surrogates_in_the_room_steps(errors, kernels):
-    """A lone surrogate at every position of a UCS2 str of 1-32 units (the
-    two-byte and the lanes case) and of a UCS4 str of 5-31 code points, in
-    a writer with room to spare: the room step refuses it, the handler
-    decides as CPython's codec does, and nothing it stored shows."""
+    """A lone surrogate at every position of a UCS2 str of 1-42 units (the
+    two-byte and the lanes case, one step and two) and of a UCS4 str of
+    2-42 code points, in a writer with room to spare: the room step
+    refuses it, the handler decides as CPython's codec does, and nothing
+    it stored shows."""
     for fill in ("aж", "a中", "😀ж"):
-        for n in range(1, 33):
+        for n in range(1, 43):
             for at in range(n):
                 s = (fill * n)[:n]
                 s = s[:at] + "\udc80" + s[at + 1:]

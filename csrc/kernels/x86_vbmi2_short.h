@@ -20,6 +20,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "simd_internal.h"
 
@@ -416,11 +417,12 @@ u8p_vbmi2_short_ucs2_any_room(const uint16_t *src, size_t n, uint8_t *dst)
 #undef U8P_ANY3
 #undef U8P_ANY_SH
 
-/* n (from U8P_VBMI2_MIN_UNITS_UCS4 up to 31) UCS4 code points at src ->
- * UTF-8 at dst (room) by the lanes step, 16 a step, each a plain store (the
- * count from the keep mask, as in u8p_vbmi2_short_lanes: counting from
- * three compares instead took write_strings 2 % longer); returns the byte
- * count, or (size_t)-1 at a surrogate. */
+/* n (1..31) UCS4 code points at src -> UTF-8 at dst (room) by the lanes
+ * step, 16 a step, each a plain store (the count from the keep mask, as in
+ * u8p_vbmi2_short_lanes: counting from three compares instead took
+ * write_strings 2 % longer); returns the byte count, or (size_t)-1 at a
+ * surrogate.  The writer takes it from one code point (the exact path
+ * leaves UCS4 below U8P_VBMI2_MIN_UNITS_UCS4 to the scalar loop). */
 U8P_VBMI2_TARGET static inline __attribute__((always_inline)) size_t
 u8p_vbmi2_short_ucs4_room(const uint32_t *src, size_t n, uint8_t *dst)
 {
@@ -439,6 +441,73 @@ u8p_vbmi2_short_ucs4_room(const uint32_t *src, size_t n, uint8_t *dst)
         d += k;
     }
     return (size_t)(d - dst);
+}
+
+/* A UCS4 str of one code point (PEP 393 stores a str in its narrowest
+ * kind, so that code point is from U+10000): its four UTF-8 bytes at dst
+ * (room) from shifts and masks, one 4-byte store; (size_t)-1 for a value
+ * outside U+10000..U+10FFFF (a str built out of the canonical form by C
+ * code), which the exact path then takes.  A/B, 2026-12-03, AMD EPYC
+ * family 26 (Zen 5), strs of one emoji, against the scalar loop the exact
+ * path uses: write_string 1.18x, write_strings 1.53x (the lanes step's
+ * set-up costs more than the encode here: 0.95x and 0.92x). */
+U8P_VBMI2_TARGET static inline __attribute__((always_inline)) size_t
+u8p_vbmi2_one_ucs4_room(const uint32_t *src, uint8_t *dst)
+{
+    const uint32_t c = src[0];
+    const uint32_t b = 0x808080F0u | c >> 18 | (c >> 12 & 0x3F) << 8 | (c >> 6 & 0x3F) << 16 |
+                       (c & 0x3F) << 24;
+    if (c - 0x10000u > 0xFFFFFu)
+        return (size_t)-1;
+    memcpy(dst, &b, 4); /* little-endian: x86 */
+    return 4;
+}
+
+/* Past 32 code units, two steps, the second stored behind the first's
+ * bytes; the writer's room steps up to its short path's limits (UTF-8
+ * under 128 bytes at most: 127 ASCII characters, 63 UCS1, 42 UCS2 units;
+ * UCS4 stops at 31, which one step above takes), so that a str of 33-63
+ * code points costs no second trip through the writer (A/B, 2026-12-03,
+ * AMD EPYC family 26 (Zen 5): write_string 0.90-0.94x on Latin-1,
+ * Cyrillic and ASCII strs of 40-64 code points before these, against the
+ * exact steps and kernels reached by that second trip). */
+
+/* n (1..127) ASCII characters at src -> dst (room: 128 bytes): two masked
+ * loads of up to 64 and two plain 64-byte stores, no branch on n (the
+ * second load's mask is empty below 65). */
+U8P_VBMI2_TARGET static inline __attribute__((always_inline)) void
+u8p_vbmi2_copy_ascii_room128(const uint8_t *src, size_t n, uint8_t *dst)
+{
+    const size_t hi = n > 64 ? n - 64 : 0;
+    _mm512_storeu_si512((void *)dst, _mm512_maskz_loadu_epi8(u8p_low_bits64(n), src));
+    _mm512_storeu_si512((void *)(dst + 64),
+                        _mm512_maskz_loadu_epi8(u8p_low_bits64(hi), src + 64));
+}
+
+/* n (33..63) UCS1 code units at src -> UTF-8 at dst (room: 128 bytes: the
+ * first 32 units take at most 64, the second step's store 64 more);
+ * returns the byte count */
+U8P_VBMI2_TARGET static inline __attribute__((always_inline)) size_t
+u8p_vbmi2_short_ucs1_room63(const uint8_t *src, size_t n, uint8_t *dst)
+{
+    const size_t first = u8p_vbmi2_short_ucs1_room(src, 32, dst);
+    return first + u8p_vbmi2_short_ucs1_room(src + 32, n - 32, dst + first);
+}
+
+/* n (33..42) UCS2 code units at src -> UTF-8 at dst, with
+ * U8P_VBMI2_ROOM_UCS2_42 bytes of room (the first 32 units take at most
+ * 96 bytes, the second step's store 64 more); returns the byte count, or
+ * (size_t)-1 at a surrogate (what was stored then counts for nothing). */
+#define U8P_VBMI2_ROOM_UCS2_42 160
+U8P_VBMI2_TARGET static inline __attribute__((always_inline)) size_t
+u8p_vbmi2_short_ucs2_room42(const uint16_t *src, size_t n, uint8_t *dst)
+{
+    const size_t first = u8p_vbmi2_short_ucs2_room(src, 32, dst);
+    size_t second;
+    if (first == (size_t)-1)
+        return (size_t)-1;
+    second = u8p_vbmi2_short_ucs2_any_room(src + 32, n - 32, dst + first);
+    return second == (size_t)-1 ? (size_t)-1 : first + second;
 }
 
 #else

@@ -49,7 +49,7 @@ static uint8_t *check_expect;
 static size_t check_cap; /* code points */
 /* this build runs the VBMI2 table: its short steps run too (check_vbmi2_short) */
 static int check_vbmi2_on;
-static long check_vbmi2_cases;
+static long check_vbmi2_cases, check_vbmi2_long_cases;
 
 static void
 check_init(size_t max_cp)
@@ -176,8 +176,8 @@ check_vbmi2_result(int kind, const char *fn, const char *label, size_t n, size_t
 
 /* The writer's room steps (U8P_VBMI2_ROOM bytes free, plain 64-byte
  * stores): the count and the bytes, on a destination right before the
- * guard page (a store past the room faults); UCS4 from the lanes step's
- * cut-off up to 31 code points, as the writer calls it. */
+ * guard page (a store past the room faults); UCS4 from one code point
+ * (and the one-code-point step) up to 31, as the writer calls them. */
 U8P_VBMI2_TARGET static void
 check_vbmi2_room(int kind, const void *src, size_t n, size_t full, size_t surr,
                  const char *label)
@@ -199,10 +199,54 @@ check_vbmi2_room(int kind, const void *src, size_t n, size_t full, size_t surr,
                                surr ? (size_t)-1 : full, dst, 0, 0);
         }
     }
-    else if (n >= U8P_VBMI2_MIN_UNITS_UCS4 && n < 32) {
+    else if (n < 32) {
         r = u8p_vbmi2_short_ucs4_room((const uint32_t *)src, n, dst);
         check_vbmi2_result(kind, "short_ucs4_room", label, n, r, surr ? (size_t)-1 : full, dst, 0,
                            0);
+        if (n == 1) { /* U+10000..U+10FFFF only; any other value refused */
+            const uint32_t c = ((const uint32_t *)src)[0];
+            dst = check_dst_at(U8P_VBMI2_ROOM);
+            r = u8p_vbmi2_one_ucs4_room((const uint32_t *)src, dst);
+            check_vbmi2_result(kind, "one_ucs4_room", label, n, r,
+                               c >= 0x10000 && c <= 0x10FFFF ? full : (size_t)-1, dst, 0, 0);
+        }
+    }
+    if (kind == 1 && full == n) { /* ASCII: the 128-byte room copy */
+        dst = check_dst_at(U8P_VBMI2_ROOM);
+        u8p_vbmi2_copy_ascii_room128((const uint8_t *)src, n, dst);
+        check_vbmi2_result(kind, "copy_ascii_room128", label, n, n, n, dst, 0, 0);
+    }
+}
+
+/* The room steps past 32 code units (the writer calls them up to its
+ * short path's limits): ASCII the 128-byte copy up to 127 characters,
+ * UCS1 two steps up to 63 units, UCS2 two steps up to 42 units (with
+ * U8P_VBMI2_ROOM_UCS2_42 bytes of room), each on a destination right
+ * before the guard page. */
+U8P_VBMI2_TARGET static void
+check_vbmi2_room_long(int kind, const void *src, size_t n, size_t full, size_t surr,
+                      const char *label)
+{
+    uint8_t *dst;
+    size_t r;
+    guard_cur_level = "vbmi2_short";
+    guard_cur_label = label;
+    check_vbmi2_long_cases++;
+    if (kind == 1 && full == n && n <= 127) {
+        dst = check_dst_at(U8P_VBMI2_ROOM);
+        u8p_vbmi2_copy_ascii_room128((const uint8_t *)src, n, dst);
+        check_vbmi2_result(kind, "copy_ascii_room128", label, n, n, n, dst, 0, 0);
+    }
+    if (kind == 1 && n <= 63) {
+        dst = check_dst_at(U8P_VBMI2_ROOM);
+        r = u8p_vbmi2_short_ucs1_room63((const uint8_t *)src, n, dst);
+        check_vbmi2_result(kind, "short_ucs1_room63", label, n, r, full, dst, 0, 0);
+    }
+    if (kind == 2 && n <= 42) {
+        dst = check_dst_at(U8P_VBMI2_ROOM_UCS2_42);
+        r = u8p_vbmi2_short_ucs2_room42((const uint16_t *)src, n, dst);
+        check_vbmi2_result(kind, "short_ucs2_room42", label, n, r, surr ? (size_t)-1 : full, dst,
+                           0, 0);
     }
 }
 
@@ -339,6 +383,8 @@ check_case(int kind, const void *units, size_t n, const char *label)
 #if U8P_HAVE_VBMI2_SHORT
     if (check_vbmi2_on && n >= 1 && n <= 32)
         check_vbmi2_short(kind, src, n, full, surr, label);
+    if (check_vbmi2_on && n > 32 && n <= 127)
+        check_vbmi2_room_long(kind, src, n, full, surr, label);
 #endif
     return check_failures - before;
 }

@@ -322,8 +322,9 @@ main(void)
     }
 
     if (check_vbmi2_on)
-        printf("VBMI2 short steps (writer_short.h): %ld cases of 1..32 units\n",
-               check_vbmi2_cases);
+        printf("VBMI2 short steps (writer_short.h): %ld cases of 1..32 units, %ld of "
+               "33..127 (room steps)\n",
+               check_vbmi2_cases, check_vbmi2_long_cases);
     printf("%ld cases x %d tables, %ld mismatches\n", check_cases, check_nlevels,
            check_failures);
     return check_failures ? 1 : 0;
