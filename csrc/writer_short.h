@@ -8,7 +8,8 @@
  *          of up to 32 code points (from the lengths where the VBMI2
  *          encoders leave the scalar loop) is encoded right here by that
  *          header's steps, with no call (its room steps while the buffer
- *          has U8P_VBMI2_ROOM bytes free, its exact steps else); the rest
+ *          has U8P_VBMI2_ROOM bytes free, from one code point and up to
+ *          63 UCS1 and 42 UCS2 units; its exact steps else); the rest
  *          goes to u8p_K as in base.  ASCII of up to 32 characters is one
  *          masked load and a plain store (u8p_vbmi2_copy_ascii_room)
  *          instead of the two-move copy.
