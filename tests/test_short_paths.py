@@ -52,6 +52,31 @@ def test_lengths_around_cutovers(kind, kernels):
         assert utf8pfx.encode(s) == want
 
 
+def write_with_surrogate(s, errors, cap, batch=False):
+    """s (holding a lone surrogate) after "k" into a writer of cap bytes,
+    by write_string or, with batch, write_strings(["ab", s, "cd"]):
+    CPython's UnicodeEncodeError with the same span and nothing written, or
+    CPython's bytes (and, one call, their count).  Returns the writer, or
+    None when the call raised."""
+    w = utf8pfx.BufferWriter(cap, errors=errors)
+    w.write_string("k")
+    call = (lambda: w.write_strings(["ab", s, "cd"])) if batch else (lambda: w.write_string(s))
+    try:
+        want = ref(s, errors)
+    except UnicodeEncodeError as ce:
+        with pytest.raises(UnicodeEncodeError) as ei:
+            call()
+        assert (ei.value.start, ei.value.end) == (ce.start, ce.end)
+        assert w.getvalue() == b"\x01k"
+        return None
+    r = call()
+    if batch:
+        assert w.getvalue() == b"\x01k\x02ab" + want + b"\x02cd", (s, errors)
+    else:
+        assert r == len(want) and w.getvalue() == b"\x01k" + want, (s, errors)
+    return w
+
+
 @pytest.mark.parametrize("kind", ["ucs2", "ucs4"])
 @pytest.mark.parametrize("errors", HANDLERS)
 def test_surrogate_at_every_position(kind, errors, kernels):
@@ -61,26 +86,8 @@ def test_surrogate_at_every_position(kind, errors, kernels):
             s = s[:i] + "\udc80" + s[i + 1:]
             if kind == "ucs4" and max(map(ord, s)) < 0x10000:
                 s = s + "😀"
-            w = utf8pfx.BufferWriter(256, errors=errors)
-            w.write_string("k")
-            b = utf8pfx.BufferWriter(256, errors=errors)  # batch
-            b.write_string("k")
-            try:
-                want = ref(s, errors)
-            except UnicodeEncodeError as ce:
-                with pytest.raises(UnicodeEncodeError) as ei:
-                    w.write_string(s)
-                assert (ei.value.start, ei.value.end) == (ce.start, ce.end)
-                assert w.getvalue() == b"\x01k"
-                with pytest.raises(UnicodeEncodeError) as ei:
-                    b.write_strings(["ab", s, "cd"])
-                assert (ei.value.start, ei.value.end) == (ce.start, ce.end)
-                assert b.getvalue() == b"\x01k"
-                continue
-            w.write_string(s)
-            assert w.getvalue() == b"\x01k" + want, (kind, errors, n, i)
-            b.write_strings(["ab", s, "cd"])
-            assert b.getvalue() == b"\x01k\x02ab" + want + b"\x02cd", (kind, errors, n, i)
+            write_with_surrogate(s, errors, 256)
+            write_with_surrogate(s, errors, 256, batch=True)
 
 
 @pytest.mark.parametrize("prefix", ["varint", "zigzag", "varint+1", "u16be", "i32be", "u32le"])
@@ -365,19 +372,12 @@ def test_surrogates_in_the_room_steps(errors, kernels):
             for at in range(n):
                 s = (fill * n)[:n]
                 s = s[:at] + "\udc80" + s[at + 1:]
-                w = utf8pfx.BufferWriter(4096, errors=errors)
-                w.write_string("x")
-                try:
-                    want = ref(s, errors)
-                except UnicodeEncodeError as e:
-                    with pytest.raises(UnicodeEncodeError) as got:
-                        w.write_string(s)
-                    assert (got.value.start, got.value.end) == (e.start, e.end)
-                    assert w.getvalue() == b"\x01x"
-                    continue
-                assert w.write_string(s) == len(want)
-                w.write_string("y")
-                assert w.getvalue() == b"\x01x" + want + b"\x01y", (fill, n, at)
+                for batch in (False, True):
+                    w = write_with_surrogate(s, errors, 4096, batch)
+                    if w is not None:
+                        before = w.getvalue()
+                        w.write_string("y")
+                        assert w.getvalue() == before + b"\x01y", (fill, n, at)
 
 
 @pytest.mark.parametrize("kind", sorted(FILL))

@@ -39,12 +39,15 @@
 #define U8P_VBMI2_TARGET \
     __attribute__((target("avx512f,avx512bw,avx512cd,avx512vbmi,avx512vbmi2,avx2,popcnt")))
 
-/* The lanes of w (16-bit, each below U+0800) -> UTF-8 at d, one or two
- * bytes each; returns the byte count.  Each lane holds its two-byte form
- * [0xC0 | c >> 6, 0x80 | (c & 0x3F)] (little-endian) or c itself, and
- * vpcompressb keeps its low byte, and its high byte for c >= 0x80. */
-U8P_VBMI2_TARGET static inline __attribute__((always_inline)) size_t
-u8p_vbmi2_two_store(__m512i w, __mmask32 lanes, uint8_t *d)
+/* The two-byte step: the lanes of w (16-bit, each below U+0800; those
+ * past `lanes` dropped) -> their UTF-8, one or two bytes each, packed at
+ * the front of the result; *big_out gets the lanes from U+0080, *keep_out
+ * the bytes kept.  Each lane holds its two-byte form [0xC0 | c >> 6,
+ * 0x80 | (c & 0x3F)] (little-endian) or c itself, and vpcompressb keeps
+ * its low byte, and its high byte for c >= 0x80.  The two callers below
+ * store it exactly or into room. */
+U8P_VBMI2_TARGET static inline __attribute__((always_inline)) __m512i
+u8p_vbmi2_two_bytes(__m512i w, __mmask32 lanes, __mmask32 *big_out, __mmask64 *keep_out)
 {
     const __mmask32 big = _mm512_cmpge_epu16_mask(w, _mm512_set1_epi16(0x80));
     const __m512i two = _mm512_or_si512(
@@ -55,9 +58,20 @@ u8p_vbmi2_two_store(__m512i w, __mmask32 lanes, uint8_t *d)
         lanes, _mm512_mask_blend_epi16(big, _mm512_set1_epi16(0x0080),
                                        _mm512_set1_epi16((short)0x8080)));
     const __mmask64 keep = _mm512_movepi8_mask(keepv);
+    *big_out = big;
+    *keep_out = keep;
+    return _mm512_maskz_compress_epi8(keep, _mm512_mask_blend_epi16(big, w, two));
+}
+
+/* the two-byte step, storing exactly its bytes */
+U8P_VBMI2_TARGET static inline __attribute__((always_inline)) size_t
+u8p_vbmi2_two_store(__m512i w, __mmask32 lanes, uint8_t *d)
+{
+    __mmask32 big;
+    __mmask64 keep;
+    const __m512i bytes = u8p_vbmi2_two_bytes(w, lanes, &big, &keep);
     const size_t cnt = (size_t)__builtin_popcountll(keep);
-    _mm512_mask_storeu_epi8(d, u8p_low_bits64(cnt),
-                            _mm512_maskz_compress_epi8(keep, _mm512_mask_blend_epi16(big, w, two)));
+    _mm512_mask_storeu_epi8(d, u8p_low_bits64(cnt), bytes);
     return cnt;
 }
 
@@ -280,16 +294,9 @@ u8p_vbmi2_surr16(__m512i w)
 U8P_VBMI2_TARGET static inline __attribute__((always_inline)) size_t
 u8p_vbmi2_two_room(__m512i w, __mmask32 lanes, size_t n, uint8_t *d)
 {
-    const __mmask32 big = _mm512_cmpge_epu16_mask(w, _mm512_set1_epi16(0x80));
-    const __m512i two = _mm512_or_si512(
-        _mm512_or_si512(_mm512_srli_epi16(w, 6),
-                        _mm512_slli_epi16(_mm512_and_si512(w, _mm512_set1_epi16(0x3F)), 8)),
-        _mm512_set1_epi16((short)0x80C0));
-    const __m512i keepv = _mm512_maskz_mov_epi16(
-        lanes, _mm512_mask_blend_epi16(big, _mm512_set1_epi16(0x0080),
-                                       _mm512_set1_epi16((short)0x8080)));
-    _mm512_storeu_si512((void *)d, _mm512_maskz_compress_epi8(_mm512_movepi8_mask(keepv),
-                                                              _mm512_mask_blend_epi16(big, w, two)));
+    __mmask32 big;
+    __mmask64 keep;
+    _mm512_storeu_si512((void *)d, u8p_vbmi2_two_bytes(w, lanes, &big, &keep));
     return n + (size_t)__builtin_popcount((unsigned)big);
 }
 
