@@ -171,3 +171,39 @@ def test_small_builds_reach_every_cut_off():
     with open(os.path.join(CDIR, "emu.mk")) as f:
         mk = re.search(r"^SMALL_FLAGS := (.*)$", f.read(), re.M).group(1).split()
     assert sorted(mk) == sorted(SMALL), (mk, SMALL)
+
+
+def test_c_benchmarks_build_and_the_read_floor_runs(tmp_path):
+    """bench/c's programs compile against the kernels as they are (nothing
+    else builds them), and bench_read_floor runs on a small shape: a row
+    per heap setting with the memcpy floor and, for scalar and the table
+    the reader picks, the check-and-copy and the malloc'd figures."""
+    import re
+
+    cc = kernel_report.compiler()
+    if cc is None:
+        pytest.skip("no C compiler found")
+    flags = ["-O2", "-Wall", "-Wextra"]
+    if os.environ.get("UTF8PFX_WERROR") == "1":
+        flags.append("-Werror")
+    sources = sorted(glob.glob(os.path.join(KERNELS, "*.c")))
+    progs = sorted(glob.glob(os.path.join(ROOT, "bench", "c", "*.c")))
+    assert any(p.endswith("bench_read_floor.c") for p in progs), progs
+    for prog in progs:
+        exe = str(tmp_path / os.path.basename(prog)[:-2])
+        build = _run(cc + flags + ["-I" + KERNELS, prog] + sources + ["-o", exe])
+        assert build.returncode == 0, (prog, build.stderr)
+    exe = str(tmp_path / "bench_read_floor")
+    bad = _run([exe, "4096"])
+    assert bad.returncode == 2 and "usage" in bad.stderr, bad.stderr
+    run = _run([exe, "256:2", "4096:3"], timeout=300)
+    assert run.returncode == 0, run.stdout + run.stderr
+    rows = [ln for ln in run.stdout.splitlines() if " x " in ln]
+    assert len(rows) in (2, 4), run.stdout  # "heap top kept" rows on glibc only
+    num = r"(\d+\.\d) \((\d+\.\d\d)x\)"
+    for ln, shape in zip(rows, ["256 x 2", "4096 x 3"] * 2):
+        assert shape in re.sub(r"\s+", " ", ln), ln
+        cols = re.findall(r"(\w+) " + num + r" \+malloc " + num, ln)
+        assert [c[0] for c in cols][0] == "scalar" and len(cols) == 2, ln
+        for _name, t, ratio, tm, ratio_m in cols:
+            assert float(t) > 0 and float(tm) > 0 and float(ratio) > 0, ln
