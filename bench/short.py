@@ -37,12 +37,15 @@ Reader rows (input serialized once per table, before timing):
 Peers that are not installed are left out (pip install .[bench]).
 
 Threads: one thread writes a large str (1 MiB of UCS2 storage, where
-write_string starts to release the GIL) 192 times into a writer; then two
+write_string starts to release the GIL: Russian text from the corpus's man
+pages, or generated Cyrillic words; see thread_body) 192 times into a
+writer; then two
 threads each do the same into their own writer at the same time.
 Speed-up = 2 x one-thread wall time / two-thread wall time (2.0 is perfect
 on two free cores; it needs the GIL released during the encode).  Two
 patterns: writers reused (cleared before each str: the bytes stay in the
-cache; the target's) and appended (192 MiB streamed to memory per thread).
+cache; the target's) and appended (about 192 MiB streamed to memory per
+thread).
 Controls the same way: hashlib.sha256 (compute-bound) and, with numpy,
 numpy.copyto of the same bytes in each pattern (memory-bound, like the
 writes).
@@ -316,10 +319,52 @@ def _one_then_two(work, reps):
     return med(one), med(two), med(cores)
 
 
-def threads_speedup(mib=1, reps=7):
+def thread_body(mib=1, corpus_dir=None):
+    """(str, source): mib MiB of UCS2 storage (mib << 19 code points, the
+    size from which write_string releases the GIL) of Russian text: the
+    corpus's translated man-page paragraphs (manpage_paragraphs.tsv, "ru")
+    joined and repeated, or, where the corpus is absent, generated words of
+    Cyrillic letters between spaces and punctuation.
+
+    Not one letter repeated: a body whose UTF-8 is byte for byte as long as
+    its storage (every code point U+0080..U+07FF in UCS2) keeps the
+    encoder's loads and stores a fixed distance apart, and where that
+    distance modulo 4096 falls in a bad range (it depends on where the str
+    and the writer's buffer happen to be allocated) loads wait on stores
+    they only seem to depend on (4K aliasing): the one thread ran 1.7-1.8x
+    slower (24-26 ms, not 13-15; AMD Zen 5, 2026-12-03) and the speed-up
+    read high.  Real text has spaces and punctuation: the distance drifts,
+    and no placement was slower than noise (README, FAQ)."""
+    n = mib << 19
+    corpus_dir = corpus_dir or os.environ.get("UTF8PFX_CORPUS_DIR", workloads.CORPUS_DIR)
+    path = os.path.join(corpus_dir, "manpage_paragraphs.tsv")
+    paras = []
+    if os.path.isfile(path):
+        with open(path, encoding="utf-8") as f:
+            paras = [ln.rstrip("\n").split("\t", 1)[1] for ln in f
+                     if ln.startswith("ru\t") and "\t" in ln]
+        paras = [p for p in paras if p and max(p) < "\U00010000"]
+    if paras:
+        text, source = "\n".join(paras), "ru man-page paragraphs of the corpus"
+    else:
+        import random
+        rnd = random.Random(19)
+        words = []
+        for _ in range(n // 5):
+            words.append("".join(chr(0x430 + rnd.randrange(32))
+                                 for _ in range(rnd.randint(2, 11))))
+            words.append(rnd.choice((" ", " ", " ", " ", ", ", ". ")))
+        text, source = "".join(words), "generated Cyrillic words (no corpus)"
+    body = (text * (n // len(text) + 1))[:n]
+    if max(body) < "\u0100":  # keep it UCS2 whatever the text
+        body = body[:-1] + "\u0416"
+    return body, source
+
+
+def threads_speedup(mib=1, reps=15):
     """Two threads, two writers, each writing the same large str (mib MiB
-    of UCS2 storage, mib MiB of UTF-8; 1 MiB is where write_string starts
-    to release the GIL) k times, in two patterns:
+    of UCS2 storage of Russian text, thread_body; 1 MiB is where
+    write_string starts to release the GIL) k times, in two patterns:
       reuse   the writer cleared before each body: source and destination
               stay in the cache, so the figure shows what releasing the GIL
               gives (the target's pattern);
@@ -332,14 +377,15 @@ def threads_speedup(mib=1, reps=7):
     import utf8pfx
 
     k = max(192 // mib, 2)
-    s = "\u0416" * (mib << 19)
+    s, source = thread_body(mib)
     bodies = [(s + "\0")[:-1] for _ in range(2)]
     one_size = len(utf8pfx.encode(s))
     try:
         import numpy as np
     except ImportError:
         np = None
-    out = {"mib_per_call": mib, "calls": k, "patterns": {}}
+    out = {"mib_per_call": mib, "calls": k, "body": source,
+           "utf8_bytes": one_size, "patterns": {}}
     for pattern in ("reuse", "append"):
         reuse = pattern == "reuse"
         size = one_size * (1 if reuse else k)
@@ -389,9 +435,11 @@ def threads_speedup(mib=1, reps=7):
 
 def threads_lines(thr):
     """The two-thread section's report lines."""
-    lines = [f"threads: {thr['calls']} x write_string({thr['mib_per_call']} MiB UCS2) per "
-             f"thread, two threads into two writers; control hashlib.sha256 the same way: "
-             f"{thr['hashlib_speedup']:.2f}x"]
+    body = f"; {thr['body']}, {thr['utf8_bytes'] / 2**20:.2f} MiB of UTF-8" \
+        if "body" in thr else ""
+    lines = [f"threads: {thr['calls']} x write_string({thr['mib_per_call']} MiB UCS2{body}) "
+             f"per thread, two threads into two writers; control hashlib.sha256 the same "
+             f"way: {thr['hashlib_speedup']:.2f}x"]
     for pattern, g in thr["patterns"].items():
         c = g["copy_speedup"]
         lines.append(f"  {pattern}: one thread {g['one_thread_s'] * 1e3:.1f} ms, two threads "

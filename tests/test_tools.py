@@ -1,6 +1,7 @@
 """The repository's own tools keep up with the sources they read."""
 import importlib.util
 import os
+import sys
 
 import pytest
 
@@ -85,3 +86,33 @@ def test_short_threads_verdict_reads_the_reused_pattern(monkeypatch):
     assert all("numpy" not in ln for ln in lines[1:])
     assert "numpy.copyto of the same bytes in the same pattern: 1.05x" in \
         mod.threads_lines(thr(1.8, 1.5, 1.05))[2]
+
+
+@pytest.mark.skipif(not os.path.isfile(SHORT), reason="needs the repository's bench/")
+def test_short_thread_body_is_real_text_of_the_release_size(monkeypatch, tmp_path):
+    """The two-thread section's body: exactly mib << 19 code points of UCS2
+    storage (the size write_string releases the GIL from) whose UTF-8 is
+    not byte for byte as long as that storage (spaces and punctuation, not
+    one Cyrillic letter repeated: that body ran into 4K aliasing and gave a
+    one-thread time that depended on where the str was allocated), from
+    the corpus where it is and generated where it is not."""
+    monkeypatch.syspath_prepend(ROOT)
+    mod = importlib.import_module("bench.short")
+    (tmp_path / "manpage_paragraphs.tsv").write_text(
+        "de\tnicht das\nru\tПример текста, с пробелами.\nru\tЕщё один абзац\n",
+        encoding="utf-8")
+    for corpus_dir, source in ((str(tmp_path), "corpus"), (str(tmp_path / "none"), "generated")):
+        for mib in (1, 2):
+            body, where = mod.thread_body(mib, corpus_dir)
+            assert source in where
+            assert len(body) == mib << 19
+            assert "\u0100" <= max(body) < "\U00010000"
+            assert sys.getsizeof(body) - sys.getsizeof("\u0100") == 2 * (len(body) - 1)
+            n8 = len(body.encode("utf-8"))
+            assert 1.05 * len(body) < n8 < 1.95 * len(body), n8
+            assert " " in body and len(set(body)) > 20
+        if source == "corpus":
+            assert "Пример текста" in body and "nicht" not in body
+    lines = mod.threads_lines({"mib_per_call": 1, "calls": 192, "hashlib_speedup": 1.9,
+                               "body": "ru x", "utf8_bytes": 3 << 19, "patterns": {}})
+    assert "1 MiB UCS2; ru x, 1.50 MiB of UTF-8" in lines[0], lines[0]
