@@ -342,7 +342,7 @@ def thread_body(mib=1, corpus_dir=None):
     if os.path.isfile(path):
         with open(path, encoding="utf-8") as f:
             paras = [ln.rstrip("\n").split("\t", 1)[1] for ln in f
-                     if ln.startswith("ru\t") and "\t" in ln]
+                     if ln.startswith("ru\t")]
         paras = [p for p in paras if p and max(p) < "\U00010000"]
     if paras:
         text, source = "\n".join(paras), "ru man-page paragraphs of the corpus"

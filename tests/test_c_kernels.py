@@ -212,4 +212,4 @@ def test_c_benchmarks_build_and_the_read_floor_runs(tmp_path):
         cols = re.findall(r"(\w+) " + num + r" \+malloc " + num, ln)
         assert [c[0] for c in cols][0] == "scalar" and len(cols) == 2, ln
         for _name, t, ratio, tm, ratio_m in cols:
-            assert float(t) > 0 and float(tm) > 0 and float(ratio) > 0, ln
+            assert min(map(float, (t, ratio, tm, ratio_m))) > 0, ln

@@ -51,7 +51,7 @@ now(void)
 
 enum { M_MEMCPY, M_CHECK, M_MALLOC };
 
-/* one round over the k records of n bytes in blob; ns per record */
+/* one round over the k records of n bytes in blob */
 static void
 round_once(int mode, const u8p_dec_kernels *t, const uint8_t *blob, size_t n,
            size_t k, uint8_t *dst, uint8_t **blocks)
@@ -65,10 +65,13 @@ round_once(int mode, const u8p_dec_kernels *t, const uint8_t *blob, size_t n,
     for (j = 0; j < k; j++) {
         /* 48: where a compact ASCII str's characters start (3.11: header
          * of 48 bytes), so the stores meet the same alignment */
-        uint8_t *d = mode == M_CHECK ? dst + j * n : (blocks[j] = malloc(n + 49)) + 48;
-        if (!blocks[j] && mode == M_MALLOC) {
-            fprintf(stderr, "out of memory\n");
-            exit(1);
+        uint8_t *d = dst + j * n;
+        if (mode == M_MALLOC) {
+            if ((blocks[j] = malloc(n + 49)) == NULL) {
+                fprintf(stderr, "out of memory\n");
+                exit(1);
+            }
+            d = blocks[j] + 48;
         }
         sink += (size_t)t->copy_ascii(blob + j * n, n, d);
     }
@@ -104,8 +107,7 @@ time_mode(int mode, const u8p_dec_kernels *t, const uint8_t *blob, size_t n, siz
 }
 
 static void
-row(const char *what, size_t n, size_t k, const u8p_dec_kernels *const *tabs,
-    const char *const *label, int ntab)
+row(const char *what, size_t n, size_t k, const u8p_dec_kernels *const tabs[2])
 {
     uint8_t *blob = malloc(n * k), *dst = malloc(n * k + 64);
     uint8_t **blocks = calloc(k, sizeof *blocks);
@@ -121,10 +123,10 @@ row(const char *what, size_t n, size_t k, const u8p_dec_kernels *const *tabs,
     memset(dst, 0, n * k + 64);
     copy = time_mode(M_MEMCPY, NULL, blob, n, k, dst, blocks);
     printf("%-18s %6zu x %-3zu  memcpy %7.1f |", what, n, k, copy);
-    for (t = 0; t < ntab; t++) {
+    for (t = 0; t < 2; t++) {
         chk = time_mode(M_CHECK, tabs[t], blob, n, k, dst, blocks);
         mal = time_mode(M_MALLOC, tabs[t], blob, n, k, dst, blocks);
-        printf("  %s %.1f (%.2fx) +malloc %.1f (%.2fx)", label[t], chk, chk / copy, mal,
+        printf("  %s %.1f (%.2fx) +malloc %.1f (%.2fx)", tabs[t]->name, chk, chk / copy, mal,
                mal / copy);
     }
     printf("\n");
@@ -139,7 +141,6 @@ main(int argc, char **argv)
     size_t shapes[16][2] = {{4096, 64}, {4096, 16}, {65536, 4}};
     int nshapes = 3, s;
     const u8p_dec_kernels *tabs[2];
-    const char *label[2];
     if (argc > 1) {
         for (nshapes = 0; nshapes < argc - 1 && nshapes < 16; nshapes++) {
             unsigned long b = 0, r = 0;
@@ -158,16 +159,14 @@ main(int argc, char **argv)
         fprintf(stderr, "no decode table\n");
         return 1;
     }
-    label[0] = tabs[0]->name;
-    label[1] = tabs[1]->name;
     printf("ns per record (best of 100); (x) = / memcpy of the same bytes\n");
     for (s = 0; s < nshapes; s++)
-        row("glibc defaults", shapes[s][0], shapes[s][1], tabs, label, 2);
+        row("glibc defaults", shapes[s][0], shapes[s][1], tabs);
 #ifdef __GLIBC__
     mallopt(M_TRIM_THRESHOLD, 1 << 30);
     mallopt(M_TOP_PAD, 64 << 20);
     for (s = 0; s < nshapes; s++)
-        row("heap top kept", shapes[s][0], shapes[s][1], tabs, label, 2);
+        row("heap top kept", shapes[s][0], shapes[s][1], tabs);
 #endif
     return 0;
 }
