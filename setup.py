@@ -1,7 +1,9 @@
 """Build script for the utf8pfx C extension (metadata lives in pyproject.toml).
 
 Every .c file under csrc/ is compiled into one extension, ``utf8pfx._core``:
-csrc/kernels/ holds the pure-C kernels (no Python.h), csrc/ the Python glue.
+csrc/kernels/ holds the pure-C kernels (no Python.h), csrc/core, writer,
+reader and arrow the Python glue (CONTRIBUTING.md describes the layers).
+Sources include each other from csrc/ ("kernels/kernels.h", "core/core.h").
 SIMD kernels select their instruction set per function (target attributes),
 so the whole tree builds with one set of flags and runs on any CPU of the
 architecture; the best kernel is chosen at import.
@@ -9,7 +11,7 @@ architecture; the best kernel is chosen at import.
 Compilers: gcc and clang get -O3 and warnings; the x86 SIMD kernels use
 gcc/clang target attributes and the aarch64 NEON kernel gcc/clang's
 arm_neon.h, both behind `#if defined(__GNUC__) || defined(__clang__)` guards
-in csrc/kernels (simd_internal.h, decode_x86.c), so MSVC, which defines
+in csrc/kernels (kernels.h, x86/decode_x86.c), so MSVC, which defines
 neither, compiles those files to nothing and uses the scalar kernels (clang-cl
 defines __clang__ and keeps the SIMD ones).  MSVC gets /O2 and /W3; the
 kernel files must keep compiling with neither macro defined (.ci/steps/
@@ -64,7 +66,7 @@ setup(
         Extension(
             "utf8pfx._core",
             sources=_sources(),
-            include_dirs=["csrc", "csrc/kernels"],
+            include_dirs=["csrc"],
             depends=sorted(glob("csrc/**/*.h", recursive=True)),
         )
     ],

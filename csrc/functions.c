@@ -2,7 +2,8 @@
  * Module-level encoding functions: encode(), utf8_length(), vint_size().
  * (decode() and decode_all() live beside BufferReader in reader.c.)
  */
-#include "encode.h"
+#include "functions.h"
+#include "core/encode.h"
 
 /* prefix(n) + body as a new bytes object. */
 static PyObject *
@@ -112,23 +113,22 @@ mod_encode(PyObject *module, PyObject *const *args, Py_ssize_t nargs, PyObject *
     }
     /* short strings: one pass into the stack, then one exact copy */
     if (v.n <= (Py_ssize_t)sizeof tmp / 4 &&
-        v.n * u8p_max_bytes_per_cp(&v) <= (Py_ssize_t)sizeof tmp) {
+        v.n * u8p_max_utf8(v.ascii, v.kind) <= (Py_ssize_t)sizeof tmp) {
         body = u8p_body_encode(&v, eh, tmp);
         if (body >= 0)
             return prefixed_bytes(pf, tmp, body);
     }
     else if (v.kind == PyUnicode_4BYTE_KIND &&
-             v.n <= U8P_ENCODE_ONE_PASS_MAX / u8p_max_bytes_per_cp(&v) &&
-             (uint64_t)(v.n * u8p_max_bytes_per_cp(&v)) <= u8p_prefix_max(pf)) {
+             v.n <= U8P_ENCODE_ONE_PASS_MAX / u8p_max_utf8(v.ascii, v.kind) &&
+             (uint64_t)(v.n * u8p_max_utf8(v.ascii, v.kind)) <= u8p_prefix_max(pf)) {
         /* UCS4, up to 1 MiB of worst case: one pass into a bytes object
          * sized for the worst case, shrunk in place afterwards (CPython's
          * own encoder does the same); the body goes behind the prefix width
          * of the fewest bytes it can take and moves up if it needs a wider
          * one.  Only UCS4: there counting costs half as much as encoding,
-         * and the one pass took 0.35-0.5x the time at 1000-4096 code points;
-         * for UCS1 and UCS2 counting is cheap and the 2-3x larger
-         * allocation made encode() 1.1-2x slower (Latin-1 at 4096: 0.5x). */
-        Py_ssize_t worst = v.n * u8p_max_bytes_per_cp(&v);
+         * so one pass saves; for UCS1 and UCS2 counting is cheap and the
+         * 2-3x larger worst-case allocation costs more than it saves. */
+        Py_ssize_t worst = v.n * u8p_max_utf8(v.ascii, v.kind);
         out = PyBytes_FromStringAndSize(
             NULL, (Py_ssize_t)u8p_prefix_size(pf, (uint64_t)worst) + worst);
         if (out == NULL)

@@ -1,100 +1,56 @@
 /*
- * utf8pfx._core: the module definition only (multi-phase init, per-module
- * state).  Each part registers its own types and functions:
- *   isa.c        kernel selection at import, isa() and the level hooks
+ * utf8pfx._core: the module definition, and the assembly of its parts.
+ *
+ * Layers (each uses names only from the layers below it; core/core.h):
+ *   kernels/  pure C, no Python.h: the encoders and decoders per ISA
+ *   core/     module state, argument parsing, str -> UTF-8 bodies, isa()
+ *   writer/   BufferWriter          reader/  BufferReader, decode(), decode_all()
+ *   arrow/    Arrow in and Arrow out, through the writer's and reader's
+ *             public headers
  *   functions.c  encode(), utf8_length(), vint_size()
- *   writer.c     BufferWriter
- *   reader.c     BufferReader, decode(), decode_all()
- *   arrow_in.c   BufferWriter.write_arrow (Arrow in)
- *   arrow_out.c  ArrowUtf8Array, read_strings_arrow, decode_arrow (Arrow out)
- * Shared glue (argument parsing) is in args.c, the str -> UTF-8 body
- * helpers in encode.c; the kernels (no Python.h) in kernels/.
+ *   module.c     this file: the only unit that knows every component
+ *
+ * Module exec builds each type's method list once, in the module state,
+ * from the lists its components offer, then creates the type from it:
+ * nothing registered is overwritten later, and each interpreter gets its
+ * own lists, types and state (the module supports isolated
+ * subinterpreters with their own GIL).
  */
-#include "utf8pfx.h"
-
-u8p_state *
-u8p_get_state(PyObject *module)
-{
-    return (u8p_state *)PyModule_GetState(module);
-}
-
-static struct PyModuleDef module_def;
-
-u8p_state *
-u8p_state_of_type(PyTypeObject *type)
-{
-#if PY_VERSION_HEX >= 0x030B0000
-    PyObject *m = PyType_GetModuleByDef(type, &module_def);
-    return m ? u8p_get_state(m) : NULL;
-#else
-    PyObject *mro = type->tp_mro;
-    Py_ssize_t i;
-    for (i = 0; mro != NULL && i < PyTuple_GET_SIZE(mro); i++) {
-        PyTypeObject *t = (PyTypeObject *)PyTuple_GET_ITEM(mro, i);
-        PyObject *m;
-        if (!PyType_HasFeature(t, Py_TPFLAGS_HEAPTYPE))
-            continue;
-        m = ((PyHeapTypeObject *)t)->ht_module;
-        if (m != NULL && PyModule_GetDef(m) == &module_def)
-            return u8p_get_state(m);
-    }
-    PyErr_Format(PyExc_TypeError, "%s is not a utf8pfx type", type->tp_name);
-    return NULL;
-#endif
-}
+#include "core/core.h"
+#include "functions.h"
+#include "writer/writer.h"
+#include "reader/reader.h"
+#include "arrow/arrow.h"
 
 static int
 module_exec(PyObject *module)
 {
     u8p_state *st = u8p_get_state(module);
-    int i;
-    for (i = 0; i < U8P_INTS; i++)
-        if ((st->ints[i] = PyLong_FromLong(i)) == NULL)
-            return -1;
-    if (u8p_isa_exec(module) < 0)
+    if (u8p_state_init(st) < 0)
         return -1;
-    if (u8p_functions_exec(module) < 0)
+    /* the kernels first: the writer's method list depends on the table
+     * chosen for this CPU */
+    if (u8p_isa_exec(module) < 0 || u8p_functions_exec(module) < 0)
         return -1;
-    if (u8p_writer_exec(module, st) < 0)
+    st->arrow_in = u8p_arrow_in_hook_fn;
+    if (u8p_writer_methods(st->writer_methods, st) < 0 ||
+        u8p_arrow_writer_methods(st->writer_methods) < 0 ||
+        u8p_reader_methods(st->reader_methods) < 0 ||
+        u8p_arrow_reader_methods(st->reader_methods) < 0)
         return -1;
-    if (u8p_reader_exec(module, st) < 0)
-        return -1;
-    if (u8p_arrow_exec(module, st) < 0)
+    if (u8p_writer_exec(module, st) < 0 || u8p_reader_exec(module, st) < 0 ||
+        u8p_arrow_exec(module, st) < 0)
         return -1;
     return 0;
-}
-
-static int
-module_traverse(PyObject *module, visitproc visit, void *arg)
-{
-    u8p_state *st = u8p_get_state(module);
-    Py_VISIT(st->writer_type);
-    Py_VISIT(st->reader_type);
-    return 0;
-}
-
-static int
-module_clear(PyObject *module)
-{
-    u8p_state *st = u8p_get_state(module);
-    Py_CLEAR(st->writer_type);
-    Py_CLEAR(st->reader_type);
-    return 0;
-}
-
-static void
-module_free(void *module)
-{
-    u8p_state *st = u8p_get_state((PyObject *)module);
-    int i;
-    module_clear((PyObject *)module);
-    if (st != NULL)
-        for (i = 0; i < U8P_INTS; i++)
-            Py_CLEAR(st->ints[i]);
 }
 
 static PyModuleDef_Slot module_slots[] = {
     {Py_mod_exec, (void *)module_exec},
+#if PY_VERSION_HEX >= 0x030C0000
+    /* every Python object lives in the module state; the only process-wide
+     * data are the kernel tables, chosen from the CPU */
+    {Py_mod_multiple_interpreters, Py_MOD_PER_INTERPRETER_GIL_SUPPORTED},
+#endif
     {0, NULL},
 };
 
@@ -103,11 +59,11 @@ static struct PyModuleDef module_def = {
     "utf8pfx._core",
     "VInt-prefixed UTF-8 from PEP 393 storage (C core of utf8pfx).",
     sizeof(u8p_state),
-    NULL, /* functions: each part adds its own */
+    NULL, /* functions: each component adds its own */
     module_slots,
-    module_traverse,
-    module_clear,
-    module_free,
+    u8p_state_traverse,
+    u8p_state_clear,
+    u8p_state_free,
 };
 
 PyMODINIT_FUNC

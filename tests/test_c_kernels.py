@@ -52,14 +52,20 @@ def _flags(mode):
     return flags + ["-I" + KERNELS]
 
 
+def _kernel_sources(pattern):
+    """Every kernel file matching pattern, at the top of csrc/kernels and in
+    its subfolders (generic/, x86/, arm/)."""
+    return sorted(glob.glob(os.path.join(KERNELS, "**", pattern), recursive=True))
+
+
 def _run(cmd, **kw):
     return subprocess.run(cmd, capture_output=True, text=True, **kw)
 
 
 @pytest.fixture(scope="module", params=["native", "emulated", "native-small"])
 def kernel_build(request, tmp_path_factory):
-    """(mode, objects dir, compiler, flags): every csrc/kernels/*.c compiled
-    once per mode, and the list of tables they define (tables.inc)."""
+    """(mode, objects dir, compiler, flags): every .c under csrc/kernels
+    compiled once per mode, and the list of tables they define (tables.inc)."""
     mode = request.param
     cc = kernel_report.compiler()
     if cc is None:
@@ -69,8 +75,10 @@ def kernel_build(request, tmp_path_factory):
         if why:
             pytest.skip("emulated build: " + why)
     out = tmp_path_factory.mktemp("kernels-" + mode)
-    sources = sorted(glob.glob(os.path.join(KERNELS, "*.c")))
+    sources = _kernel_sources("*.c")
     assert sources, KERNELS
+    # the objects land in one folder: two sources of one name would be one .o
+    assert len({os.path.basename(p) for p in sources}) == len(sources), sources
     flags = _flags(mode)
     build = _run(cc + flags + ["-c"] + sources, cwd=str(out))
     assert build.returncode == 0, build.stderr
@@ -163,7 +171,7 @@ def test_small_builds_reach_every_cut_off():
     import re
 
     knobs = set()
-    for path in glob.glob(os.path.join(KERNELS, "*.[ch]")):
+    for path in _kernel_sources("*.[ch]"):
         with open(path) as f:
             knobs |= set(re.findall(r"^#ifndef (U8P_\w*MIN_UNITS\w*)", f.read(), re.M))
     ours = {flag[2:].split("=")[0] for flag in SMALL}
@@ -192,7 +200,7 @@ def test_c_benchmarks_build_and_the_read_floor_runs(tmp_path):
     flags = ["-O2", "-Wall", "-Wextra"]
     if os.environ.get("UTF8PFX_WERROR") == "1":
         flags.append("-Werror")
-    sources = sorted(glob.glob(os.path.join(KERNELS, "*.c")))
+    sources = _kernel_sources("*.c")
     progs = sorted(glob.glob(os.path.join(BENCH_C, "*.c")))
     assert any(p.endswith("bench_read_floor.c") for p in progs), progs
     for prog in progs:

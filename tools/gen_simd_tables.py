@@ -1,4 +1,4 @@
-"""Generate csrc/kernels/simd_tables.c (shuffle/length tables for SIMD kernels).
+"""Generate csrc/kernels/generic/simd_tables.c (shuffle/length tables for SIMD kernels).
 
 Run from the repository root:  python tools/gen_simd_tables.py
 The output is committed; rerun only when the table layout changes.
@@ -23,7 +23,7 @@ u8p_shuf4n[y] the rows of u8p_shuf4 under another index, cheaper to get from
 import os
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-OUT = os.path.join(HERE, "..", "csrc", "kernels", "simd_tables.c")
+OUT = os.path.join(HERE, "..", "csrc", "kernels", "generic", "simd_tables.c")
 
 
 def shuf2(m):

@@ -35,7 +35,7 @@ sdist, wheel = sys.argv[1:]
 names = tarfile.open(sdist).getnames()
 top = names[0].split("/")[0]
 need = ["LICENSE", "CHANGELOG.md", "README.md", "pyproject.toml", "setup.py",
-        "csrc/kernels/kernels.h", "csrc/kernels/scalar.c", "csrc/module.c",
+        "csrc/kernels/kernels.h", "csrc/kernels/generic/scalar.c", "csrc/module.c",
         "utf8pfx/_core.pyi", "utf8pfx/py.typed", "utf8pfx/data/sample.txt",
         "tests/test_cli.py", "tests/conftest.py", "tests/c/Makefile"]
 missing = [n for n in need if f"{top}/{n}" not in names]
@@ -121,18 +121,19 @@ EOF_H
            -I"$root/csrc/kernels")
     check_macro() {  # target, extra flags..., then the preprocessor condition that must hold
         local target=$1 cond=${!#}
-        printf '#include "simd_internal.h"\n#if !(%s)\n#error expected %s\n#endif\n' "$cond" "$cond" \
+        printf '#include "kernels.h"\n#if !(%s)\n#error expected %s\n#endif\n' "$cond" "$cond" \
             | clang --target="$target" "${@:2:$#-2}" "${flags[@]}" -x c -
     }
+    mapfile -t ksrc < <(find "$root/csrc/kernels" -name '*.c' | sort)
     for target in x86_64-pc-windows-msvc aarch64-pc-windows-msvc; do
-        for f in "$root"/csrc/kernels/*.c; do
+        for f in "${ksrc[@]}"; do
             clang --target=$target -U__GNUC__ -U__clang__ "${flags[@]}" "$f"
         done
         check_macro $target -U__GNUC__ -U__clang__ '!U8P_X86_SIMD && !U8P_ARM_NEON'
         echo "$target (no __GNUC__, no __clang__: as MSVC): every kernel file compiles, SIMD left out"
     done
     for target in arm64-apple-macos11 x86_64-apple-macos10.13; do
-        for f in "$root"/csrc/kernels/*.c; do
+        for f in "${ksrc[@]}"; do
             clang --target=$target "${flags[@]}" "$f"
         done
     done

@@ -6,7 +6,7 @@
 # CPU has natively (the harness prints which).  About a minute on 2 cores.
 set -euo pipefail
 K=csrc/kernels
-SRC=$(ls $K/[a-z]*.c)
+SRC=$(find $K -name '*.c' | sort)
 OUT=$(mktemp -d)
 trap 'rm -rf "$OUT"' EXIT
 

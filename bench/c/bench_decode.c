@@ -3,7 +3,7 @@
  * UTF-8 input) of scan + transcode for every decode table the CPU supports
  * (both AVX-512 tables where it has VBMI2), on generated text.
  *
- *   cc -O2 -Icsrc/kernels bench/c/bench_decode.c csrc/kernels/[a-z]*.c \
+ *   cc -O2 -Icsrc/kernels bench/c/bench_decode.c $(find csrc/kernels -name '*.c') \
  *       -o /tmp/bench_decode && /tmp/bench_decode [n_codepoints...]
  *
  * Inputs (default 4096, 200 and 40 code points), as bench_kernels.c:

@@ -3,7 +3,7 @@
  * output) for every level the CPU supports (and the tables that are not a
  * level's default: AVX-512 VBMI2), on generated text.
  *
- *   cc -O2 -Icsrc/kernels bench/c/bench_kernels.c csrc/kernels/[a-z]*.c \
+ *   cc -O2 -Icsrc/kernels bench/c/bench_kernels.c $(find csrc/kernels -name '*.c') \
  *       -o /tmp/bench_kernels && /tmp/bench_kernels [n_codepoints]
  *
  * Inputs (default 4096 code points, also run at 200):

@@ -3,8 +3,8 @@
  * long ASCII payloads, without Python: ns per record of
  *
  *   memcpy      the whole blob copied into one existing buffer (the reader
- *               suite's `copy` floor, what issue 7's "within 1.3x of a plain
- *               copy" divides by);
+ *               suite's `copy` floor, what a reader target stated as a
+ *               multiple of a plain copy divides by);
  *   check+copy  the decode table's copy_ascii (the reader's fused
  *               check-and-copy pass) of every record into one existing
  *               buffer, per level the CPU runs;
@@ -19,7 +19,7 @@
  *               round; glibc only, a process-wide setting a library must
  *               not make, shown to separate the page faults from the rest.
  *
- *   cc -O2 -Icsrc/kernels bench/c/bench_read_floor.c csrc/kernels/[a-z]*.c \
+ *   cc -O2 -Icsrc/kernels bench/c/bench_read_floor.c $(find csrc/kernels -name '*.c') \
  *       -o /tmp/bench_read_floor && /tmp/bench_read_floor [bytes:records ...]
  *
  * Default shapes 4096:64 (the reader suite's ascii_4096: 64 records of

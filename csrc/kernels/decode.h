@@ -77,10 +77,9 @@ typedef enum {
  * A table's dec_short, once the payload's shape is known, asks the caller
  * for room for k code points of class top maxcp (0x7F, 0xFF, 0xFFFF or
  * 0x10FFFF: 1, 1, 2 or 4 bytes each) and writes them there, with no copy
- * in between (the reader's new str; against a buffer of 32-bit code points
- * that the reader narrowed afterwards, A/B on the corpus names, Intel Xeon
- * family 6 model 207, isa() avx512: read_strings 1.21-1.23x on the mixed
- * names, 1.38-1.41x UCS2).  It returns k; or -1 for what the
+ * in between (the reader's new str: faster than a buffer of 32-bit code
+ * points that the reader narrows afterwards, most of all for UCS2).  It
+ * returns k; or -1 for what the
  * strict codec refuses (alloc may have been called: its room then holds
  * garbage, and the caller drops it); or -2 when alloc returned NULL.
  */
@@ -112,16 +111,14 @@ typedef struct u8p_dec_kernels {
 } u8p_dec_kernels;
 
 /* The reader calls a table's dec_short from this many bytes on, the inline
- * one below.  The AVX-512 VBMI one has a fixed latency of about 20 ns (one
- * chain of mask, compress, permute, lzcnt and multiply-add steps); the
- * inline loop costs 4-9 ns on 1-6 bytes and about 1.5 ns a byte above,
- * when the branch predictor knows the payloads (C, 16 payloads in turn,
- * Intel Xeon family 6 model 207: 12 bytes 14-20 ns against 20-22, 16
- * bytes 23-25 against 20-22, 32 bytes 48-54 against 20-31).  On real
- * mixed names it does not know them: read_strings of the corpus names was
- * 1.01-1.07x slower with the cut at 16 bytes than with none, and the same
- * as none with it at 6, which keeps one or two code points (the isa
- * benchmark's 1-code-point rows: 0.51-0.70x scalar with no cut) inline. */
+ * one below.  The AVX-512 VBMI one has a fixed latency (one chain of mask,
+ * compress, permute, lzcnt and multiply-add steps); the inline loop costs
+ * a little per byte, and beats it up to a dozen bytes or so only while the
+ * branch predictor knows the payloads.  On real mixed names it does not:
+ * read_strings of names is slower with the cut at 16 bytes than with
+ * none, and no slower with it at 6, which keeps payloads of one or two
+ * code points inline (there the fixed latency would make the vector
+ * decoder slower than the scalar level). */
 #define U8P_DEC_SHORT_VEC_MIN 6
 
 /* CPython's wording of a status ("invalid start byte", ...); NULL for OK. */
@@ -136,7 +133,7 @@ u8p_dec_status u8p_dec_scan_scalar(const uint8_t *src, size_t n,
 int u8p_dec_copy_ascii_scalar(const uint8_t *src, size_t n, uint8_t *dst);
 
 extern const u8p_dec_kernels u8p_dec_kernels_scalar;
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#if U8P_X86_SIMD
 extern const u8p_dec_kernels u8p_dec_kernels_sse;
 extern const u8p_dec_kernels u8p_dec_kernels_avx2;
 extern const u8p_dec_kernels u8p_dec_kernels_avx512;       /* F + BW */

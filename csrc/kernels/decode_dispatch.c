@@ -1,12 +1,14 @@
 /*
  * Runtime selection of the decode kernels: same levels, cap names and CPU
  * detection as the encode dispatch (dispatch.c: cpuid, and XCR0 for the
- * AVX and AVX-512 register state).
+ * AVX and AVX-512 register state).  At the top of csrc/kernels, beside
+ * decode.h, for the reason dispatch.c gives: it names every folder's
+ * decode tables and belongs to no instruction set.
  */
 #include <string.h>
 
 #include "decode.h"
-#include "simd_internal.h"
+#include "x86/x86_internal.h"
 
 const u8p_dec_kernels *
 u8p_dec_kernels_for_level(u8p_isa level)
@@ -53,9 +55,9 @@ u8p_dec_kernels_variants(u8p_isa level, const u8p_dec_kernels **out, int max)
 }
 
 /* Whether selection without a cap goes up to the AVX-512 decoders: yes,
- * measured natively on AMD Zen 4 (README, "x86 kernels"): 1.1-1.5x AVX2 on
- * mid and long non-ASCII payloads, AVX2's own code under 64 bytes.  Build
- * with -DU8P_DEC_AUTO_AVX512=0 to stop at AVX2 unless UTF8PFX_ISA=avx512. */
+ * they beat AVX2's on mid and long non-ASCII payloads and run AVX2's own
+ * code under 64 bytes (README, "x86 kernels").  Build with
+ * -DU8P_DEC_AUTO_AVX512=0 to stop at AVX2 unless UTF8PFX_ISA=avx512. */
 #ifndef U8P_DEC_AUTO_AVX512
 #define U8P_DEC_AUTO_AVX512 1
 #endif

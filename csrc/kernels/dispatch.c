@@ -11,11 +11,17 @@
  *           VBMI2 the table that also uses VBMI2 encoders (short strings)
  * aarch64: NEON is architectural, it takes the "sse" rank.
  * Elsewhere only scalar exists.
+ *
+ * Here at the top of csrc/kernels, beside kernels.h, and not in a level's
+ * folder: this file implements kernels.h's dispatch functions and is one
+ * of the two places (with decode_dispatch.c) that name the tables of every
+ * folder (generic/, x86/, arm/), so it belongs to no instruction set, and
+ * a new level is wired in here.
  */
 #include <string.h>
 
 #include "kernels.h"
-#include "simd_internal.h"
+#include "x86/x86_internal.h"
 
 #if U8P_X86_SIMD
 #include <cpuid.h>
@@ -74,7 +80,7 @@ detect_x86(void)
         goto out;
     top = U8P_ISA_AVX512;
     /* the "VBMI2" tables also use VBMI (vpmultishiftqb) and CD (vplzcntd),
-     * which every CPU with VBMI2 so far has (Ice Lake on, Zen 4 on):
+     * so all three are required (CPUs with VBMI2 have the other two):
      * AVX512_VBMI2 (ecx 6), AVX512_VBMI (ecx 1), AVX512CD (ebx 28) */
     vbmi2 = ((c >> 6) & 1) && ((c >> 1) & 1) && ((b >> 28) & 1);
 out:

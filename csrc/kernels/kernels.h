@@ -31,12 +31,70 @@
  * or write outside [src, src+n) and [dst, dst+exact length): a SIMD kernel
  * that would overrun finishes with its scalar tail.  ASCII input is a
  * memcpy and needs no kernel.
+ *
+ * Layout of csrc/kernels:
+ *
+ *   *.h (this folder)  the public headers, the only kernel headers the glue
+ *                      includes: kernels.h (this one), decode.h,
+ *                      decode_short.h, prefix.h, mutf8.h, attrs.h (compiler
+ *                      attributes) and short_vbmi2.h (the VBMI2 steps the
+ *                      writer inlines).  They include each other by plain
+ *                      name and nothing from a subfolder.
+ *   dispatch.c, decode_dispatch.c  the CPU detection and table choice: the
+ *                      only files that name every level's tables.
+ *   generic/           the scalar kernels (the reference and every SIMD
+ *                      tail), the shuffle tables, and simd_internal.h, what
+ *                      every SIMD level shares (private).
+ *   x86/               SSE4.1, AVX2 and AVX-512 (private headers x86_*.h).
+ *   arm/               NEON (aarch64).
+ *
+ * Kernel files include each other by relative path ("../generic/
+ * scalar_inl.h", "x86_vec.h" from the same folder), so they build with
+ * -Icsrc, with -Icsrc/kernels, or with no include path at all.  Every .c
+ * file under here is compiled (setup.py and the harnesses take them from
+ * the tree, so a new file is picked up); their base names stay unique,
+ * because the harness builds put all objects in one folder.
+ *
+ * A new kernel level (a new u8p_kernels / u8p_dec_kernels table):
+ *   - its source in the folder of its instruction set (a new folder, one
+ *     level down, for a new architecture: tests/c/Makefile looks no
+ *     deeper), compiling to nothing where it cannot build (see
+ *     U8P_X86_SIMD below);
+ *   - its table declared here (decode.h for a decoder), under the same
+ *     guard as its definition;
+ *   - dispatch.c / decode_dispatch.c: when the CPU has it, and at which
+ *     u8p_isa rank (a new rank also needs a name there and a cap name in
+ *     u8p_isa_cap);
+ *   - a new short-input cut-off (#ifndef U8P_..._MIN_UNITS...) also goes
+ *     into SMALL in tests/test_c_kernels.py and SMALL_FLAGS in
+ *     tests/c/emu.mk; tests/c's tables.h learns the CPU features a new
+ *     table name stands for.
  */
 #ifndef UTF8PFX_KERNELS_H
 #define UTF8PFX_KERNELS_H
 
 #include <stddef.h>
 #include <stdint.h>
+
+/*
+ * U8P_X86_SIMD is 1 where the x86 SIMD files compile their kernels: x86-64
+ * with a GNU-compatible compiler (gcc, clang), because each function picks
+ * its instruction set with __attribute__((target(...))) while the file is
+ * built with baseline flags.  Elsewhere those files compile to nothing and
+ * dispatch never names their tables.  U8P_ARM_NEON: the same for the NEON
+ * file on aarch64.
+ */
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define U8P_X86_SIMD 1
+#else
+#define U8P_X86_SIMD 0
+#endif
+
+#if defined(__aarch64__) && (defined(__GNUC__) || defined(__clang__))
+#define U8P_ARM_NEON 1
+#else
+#define U8P_ARM_NEON 0
+#endif
 
 #ifdef __cplusplus
 extern "C" {
@@ -63,6 +121,13 @@ extern const u8p_kernels u8p_kernels_avx512;
 #endif
 #if defined(__aarch64__) || defined(_M_ARM64)
 extern const u8p_kernels u8p_kernels_neon;
+#endif
+#if U8P_X86_SIMD
+/* The avx512 level's table on a CPU with VBMI2 (x86/x86_avx512.c): VBMI2
+ * and AVX2 encoders, each for the input sizes where it is the faster.  The
+ * writer runs the VBMI2 short steps (short_vbmi2.h) only while this table
+ * is the one in use. */
+extern const u8p_kernels u8p_kernels_avx512_mixed;
 #endif
 
 /*
@@ -91,6 +156,15 @@ const u8p_kernels *u8p_kernels_for_level(u8p_isa level);
  * VBMI2 the AVX-512 level also has an all-VBMI2 and an F+BW table), up to
  * max; returns how many.  For tests and benchmarks. */
 int u8p_kernels_variants(u8p_isa level, const u8p_kernels **out, int max);
+
+/* A mask of the low k bits, k in 0..64: the masked loads and stores of
+ * the first k elements of the AVX-512 kernels and of short_vbmi2.h's
+ * steps. */
+static inline uint64_t
+u8p_low_bits64(size_t k)
+{
+    return k >= 64 ? ~(uint64_t)0 : (((uint64_t)1 << k) - 1);
+}
 
 #ifdef __cplusplus
 }

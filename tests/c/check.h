@@ -12,8 +12,8 @@
  * before it is reported).  The guard pages are guard.h's.
  *
  * The writer's inline short steps for the VBMI2 table
- * (x86_vbmi2_short.h: the masked ASCII copy, the two-byte steps for UCS1
- * and UCS2, the lanes step for UCS2 and UCS4, which csrc/writer_short.h
+ * (short_vbmi2.h: the masked ASCII copy, the two-byte steps for UCS1 and
+ * UCS2, the lanes step for UCS2 and UCS4, which the writer's short path
  * runs only while that table is in use) are no table's entries, so they
  * are run here by name, on every input of 1..32 code units, whenever this
  * build runs that table (natively on a CPU with VBMI2, or emulated):
@@ -34,7 +34,7 @@
 #include "kernels.h"
 #define U8P_WANT_ENC
 #include "tables.h"
-#include "x86_vbmi2_short.h"
+#include "short_vbmi2.h"
 
 /* the tables this build runs (tables.h), scalar first; check_tables has
  * every table found, check_levels only those that run */

@@ -1,4 +1,4 @@
-# Every kernel table, native and emulated (issue #8).  Included from the
+# Every kernel table, native and emulated.  Included from the
 # Makefile; from the repository root:
 #
 #   make -C tests/c native          both harnesses (encode, decode) over every

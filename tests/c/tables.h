@@ -34,8 +34,8 @@
 #define U8P_TEST_TABLES_H
 
 /* the *-small builds' lowered cut-off from the command line, 0 in the
- * others; noted before anything includes simd_internal.h, which gives
- * U8P_SIMD_MIN_UNITS its default in every build (include this first) */
+ * others; noted before anything includes generic/simd_internal.h, which
+ * gives U8P_SIMD_MIN_UNITS its default in every build (include this first) */
 #ifndef U8P_TEST_MIN_UNITS
 #ifdef U8P_SIMD_MIN_UNITS
 #define U8P_TEST_MIN_UNITS U8P_SIMD_MIN_UNITS

@@ -1,0 +1,133 @@
+/*
+ * Kernel selection (once, at import: the best level the CPU and OS allow,
+ * capped by UTF8PFX_ISA) and the functions that report it: isa(), plus the
+ * testing hooks that list and switch the encode and decode kernel levels.
+ */
+#include <stdlib.h>
+
+#include "core.h"
+
+const u8p_kernels *u8p_K = &u8p_kernels_scalar;
+const u8p_dec_kernels *u8p_D = &u8p_dec_kernels_scalar;
+
+static const char *const isa_names[U8P_ISA_COUNT] = {"scalar", "sse", "avx2", "avx512"};
+
+static PyObject *
+mod_isa(PyObject *module, PyObject *Py_UNUSED(ignored))
+{
+    (void)module;
+    return PyUnicode_FromString(u8p_K->name);
+}
+
+static const char *
+enc_level_name(u8p_isa level)
+{
+    const u8p_kernels *k = u8p_kernels_for_level(level);
+    return k ? k->name : NULL;
+}
+
+static PyObject *
+mod_isa_levels(PyObject *module, PyObject *Py_UNUSED(ignored))
+{
+    (void)module;
+    return u8p_level_list(enc_level_name);
+}
+
+/* Testing hook: switch the kernel table; returns the previous name. */
+static PyObject *
+mod_set_isa(PyObject *module, PyObject *arg)
+{
+    const char *prev = u8p_K->name;
+    int lvl = u8p_level_arg(arg, enc_level_name, "_set_isa");
+    (void)module;
+    if (lvl < 0)
+        return NULL;
+    u8p_K = u8p_kernels_for_level((u8p_isa)lvl);
+    return PyUnicode_FromString(prev);
+}
+
+static PyObject *
+mod_decode_isa(PyObject *module, PyObject *Py_UNUSED(ignored))
+{
+    (void)module;
+    return PyUnicode_FromString(u8p_D->name);
+}
+
+static const char *
+dec_level_name(u8p_isa level)
+{
+    const u8p_dec_kernels *k = u8p_dec_kernels_for_level(level);
+    return k ? k->name : NULL;
+}
+
+static PyObject *
+mod_decode_isa_levels(PyObject *module, PyObject *Py_UNUSED(ignored))
+{
+    (void)module;
+    return u8p_level_list(dec_level_name);
+}
+
+static PyObject *
+mod_set_decode_isa(PyObject *module, PyObject *arg)
+{
+    const char *prev = u8p_D->name;
+    int lvl = u8p_level_arg(arg, dec_level_name, "_set_decode_isa");
+    (void)module;
+    if (lvl < 0)
+        return NULL;
+    u8p_D = u8p_dec_kernels_for_level((u8p_isa)lvl);
+    return PyUnicode_FromString(prev);
+}
+
+/* Once per process: every interpreter that imports the module after the
+ * first finds the tables chosen (and a test's _set_isa switch kept); the
+ * choice depends only on the CPU and UTF8PFX_ISA, so two first imports
+ * racing in two interpreters write the same pointers. */
+static int kernels_selected;
+
+static int
+select_kernels(void)
+{
+    const char *cap = getenv("UTF8PFX_ISA");
+    if (kernels_selected)
+        return 0;
+    const u8p_kernels *k = u8p_select_kernels(cap);
+    if (k == NULL) {
+        PyErr_Format(PyExc_ImportError,
+                     "UTF8PFX_ISA=%.100s is not a kernel level; use one of %s, %s, %s, %s",
+                     cap, isa_names[0], isa_names[1], isa_names[2], isa_names[3]);
+        return -1;
+    }
+    u8p_K = k;
+    {
+        const u8p_dec_kernels *d = u8p_select_dec_kernels(cap);
+        u8p_D = d ? d : &u8p_dec_kernels_scalar;
+    }
+    kernels_selected = 1;
+    return 0;
+}
+
+static PyMethodDef isa_functions[] = {
+    {"isa", (PyCFunction)mod_isa, METH_NOARGS,
+     "isa()\n--\n\nThe kernel instruction set in use ('scalar', 'sse', 'avx2', ...)."},
+    {"_isa_levels", (PyCFunction)mod_isa_levels, METH_NOARGS,
+     "_isa_levels()\n--\n\nKernel levels this CPU and build support (testing)."},
+    {"_set_isa", (PyCFunction)mod_set_isa, METH_O,
+     "_set_isa(name, /)\n--\n\nSwitch kernels; returns the previous level (testing)."},
+    {"_decode_isa", (PyCFunction)mod_decode_isa, METH_NOARGS,
+     "_decode_isa()\n--\n\nThe decode kernel level in use (testing)."},
+    {"_decode_isa_levels", (PyCFunction)mod_decode_isa_levels, METH_NOARGS,
+     "_decode_isa_levels()\n--\n\nDecode kernel levels this CPU and build support (testing)."},
+    {"_set_decode_isa", (PyCFunction)mod_set_decode_isa, METH_O,
+     "_set_decode_isa(name, /)\n--\n\nSwitch decode kernels; returns the previous level "
+     "(testing)."},
+    {NULL, NULL, 0, NULL},
+};
+
+int
+u8p_isa_exec(PyObject *module)
+{
+    if (select_kernels() < 0)
+        return -1;
+    return PyModule_AddFunctions(module, isa_functions);
+}

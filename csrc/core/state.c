@@ -1,0 +1,144 @@
+/*
+ * The module state's life cycle (core.h): its fields' set-up and release,
+ * the accessor that finds it from a type, and the helpers module init uses
+ * to assemble types from their components' method lists.
+ */
+#include <string.h>
+
+#include "core.h"
+
+int
+u8p_state_init(u8p_state *st)
+{
+    int i;
+    for (i = 0; i < U8P_INTS; i++)
+        if ((st->ints[i] = PyLong_FromLong(i)) == NULL)
+            return -1;
+    st->str_arrow_c_array = PyUnicode_InternFromString("__arrow_c_array__");
+    st->str_arrow_c_stream = PyUnicode_InternFromString("__arrow_c_stream__");
+    st->str_strict = PyUnicode_InternFromString("strict");
+    if (st->str_arrow_c_array == NULL || st->str_arrow_c_stream == NULL ||
+        st->str_strict == NULL)
+        return -1;
+    st->arrow_large_threshold = INT32_MAX;
+    st->write_string_build = "base";
+    return 0;
+}
+
+int
+u8p_state_traverse(PyObject *module, visitproc visit, void *arg)
+{
+    u8p_state *st = u8p_get_state(module);
+    Py_VISIT(st->writer_type);
+    Py_VISIT(st->reader_type);
+    Py_VISIT(st->arrow_array_type);
+    return 0;
+}
+
+int
+u8p_state_clear(PyObject *module)
+{
+    u8p_state *st = u8p_get_state(module);
+    Py_CLEAR(st->writer_type);
+    Py_CLEAR(st->reader_type);
+    Py_CLEAR(st->arrow_array_type);
+    return 0;
+}
+
+/* The ints, the names and the method lists go in m_free only: an object
+ * keeps its type and a type its module, so nothing that points into them
+ * outlives this. */
+void
+u8p_state_free(void *module)
+{
+    u8p_state *st = u8p_get_state((PyObject *)module);
+    int i;
+    u8p_state_clear((PyObject *)module);
+    if (st == NULL)
+        return;
+    for (i = 0; i < U8P_INTS; i++)
+        Py_CLEAR(st->ints[i]);
+    Py_CLEAR(st->str_arrow_c_array);
+    Py_CLEAR(st->str_arrow_c_stream);
+    Py_CLEAR(st->str_strict);
+}
+
+u8p_state *
+u8p_state_of_type(PyTypeObject *type)
+{
+    /* The first heap type in the MRO made by this extension's module: the
+     * type itself, or the utf8pfx base of a Python subclass.  The module is
+     * recognised by its m_free, which only this extension's definition
+     * names (the definition itself belongs to module.c, above core). */
+    PyObject *mro = type->tp_mro;
+    Py_ssize_t i;
+    for (i = 0; mro != NULL && i < PyTuple_GET_SIZE(mro); i++) {
+        PyTypeObject *t = (PyTypeObject *)PyTuple_GET_ITEM(mro, i);
+        PyObject *m;
+        PyModuleDef *def;
+        if (!PyType_HasFeature(t, Py_TPFLAGS_HEAPTYPE))
+            continue;
+        m = ((PyHeapTypeObject *)t)->ht_module;
+        if (m == NULL || (def = PyModule_GetDef(m)) == NULL) {
+            PyErr_Clear();
+            continue;
+        }
+        if (def->m_free == u8p_state_free)
+            return u8p_get_state(m);
+    }
+    PyErr_Format(PyExc_TypeError, "%s is not a utf8pfx type", type->tp_name);
+    return NULL;
+}
+
+int
+u8p_methods_add(PyMethodDef *dst, const PyMethodDef *list)
+{
+    int n = 0, i;
+    while (dst[n].ml_name != NULL)
+        n++;
+    for (; list->ml_name != NULL; list++) {
+        for (i = 0; i < n; i++)
+            if (strcmp(dst[i].ml_name, list->ml_name) == 0) {
+                PyErr_Format(PyExc_SystemError, "method %s is offered twice", list->ml_name);
+                return -1;
+            }
+        if (n + 1 >= U8P_MAX_METHODS) {
+            PyErr_SetString(PyExc_SystemError, "U8P_MAX_METHODS is too small");
+            return -1;
+        }
+        dst[n++] = *list;
+        memset(&dst[n], 0, sizeof dst[n]);
+    }
+    return 0;
+}
+
+int
+u8p_add_type(PyObject *module, PyType_Spec *spec, PyMethodDef *tp_methods, PyTypeObject **out)
+{
+    PyType_Slot slots[16];
+    PyType_Spec copy = *spec;
+    PyObject *t;
+    const char *dot = strrchr(spec->name, '.');
+    int i;
+    for (i = 0; spec->slots[i].slot != 0; i++) {
+        if (i + 1 >= (int)(sizeof slots / sizeof slots[0])) {
+            PyErr_SetString(PyExc_SystemError, "u8p_add_type: too many slots");
+            return -1;
+        }
+        slots[i] = spec->slots[i];
+        if (slots[i].slot == Py_tp_methods && tp_methods != NULL)
+            slots[i].pfunc = tp_methods;
+    }
+    slots[i].slot = 0;
+    slots[i].pfunc = NULL;
+    copy.slots = slots;
+    t = PyType_FromModuleAndSpec(module, &copy, NULL);
+    if (t == NULL)
+        return -1;
+    *out = (PyTypeObject *)Py_NewRef(t);
+    if (PyModule_AddObject(module, dot ? dot + 1 : spec->name, t) < 0) {
+        Py_DECREF(t);
+        return -1;
+    }
+    return 0;
+}

@@ -1,0 +1,631 @@
+/*
+ * x86-64 decode kernels: SSE4.1, AVX2 and AVX-512 (F + BW, and a VBMI2
+ * variant), selected per function with target attributes so the file
+ * builds with the project's common flags.  The scan and the transcoders are
+ * written once, in decode_x86_impl.h, over the vector operations of
+ * x86_vec.h, and instantiated here once per width; what differs between
+ * widths is only how lanes are compacted (the emit functions below: pshufb
+ * tables per 128-bit lane, vpermd at AVX2, vpcompress at AVX-512).
+ *
+ * scan: branch-free UTF-8 validation by nibble lookup ("validating UTF-8 in
+ * less than one instruction per byte", Keiser & Lemire 2021; tables derived
+ * here from the rules in decode.h).  Each byte is classified from the high
+ * and low nibble of the byte before it and its own high nibble: three
+ * 16-entry tables whose AND is non-zero exactly on an invalid two-byte
+ * pattern; third and fourth bytes of a sequence are checked against
+ * "a lead >= E0 two bytes back / >= F0 three bytes back".  The scan also
+ * counts continuation bytes (code points = n - continuation bytes) and keeps
+ * the largest byte (its lead decides the PEP 393 class).  On any error the
+ * scalar scan runs on the payload for CPython's exact bounds.
+ *
+ * transcode: a block of one vector that is all ASCII is widened and stored;
+ * otherwise every position gets the code point of the sequence that would
+ * start there ("candidates", computed on 16- or 32-bit lanes from shifted
+ * loads), and the lanes of lead (non-continuation) bytes are compacted into
+ * the output.  UCS1 output needs no candidates: its code unit sits on the
+ * last byte of the sequence.  UCS4 blocks with few leads compact the widened
+ * bytes and patch the lead lanes with a branch-free decode of one sequence
+ * from a big-endian 4-byte load (dec_at).  Sequences that straddle a block
+ * are decoded where their lead is; the block loops stop early enough that
+ * every load stays inside the payload and every store inside the output,
+ * and hand the rest to the next narrower width, and finally to a scalar
+ * tail.
+ */
+#include "x86_internal.h"
+
+#if U8P_X86_SIMD
+
+#include <immintrin.h>
+#include <string.h>
+
+#include "../decode.h"
+#include "../generic/decode_inl.h"
+#include "x86_vec.h"
+
+/* error bits of the nibble tables */
+#define E_TOO_SHORT 0x01  /* lead not followed by a continuation */
+#define E_TOO_LONG 0x02   /* continuation after ASCII */
+#define E_OVERLONG3 0x04  /* E0 80..9F */
+#define E_TOO_LARGE 0x08  /* F4 90..BF, F5..FF 90..BF */
+#define E_SURROGATE 0x10  /* ED A0..BF */
+#define E_OVERLONG2 0x20  /* C0, C1 + continuation */
+#define E_BIT6 0x40       /* F0 80..8F (overlong), F5..FF 80..8F (too large) */
+/* bit 7 written as -0x80: the tables are signed chars (_mm_setr_epi8), and
+ * clang -Wconstant-conversion rejects 0x80..0xFF there; same bit pattern */
+#define E_TWO_CONTS (-0x80) /* continuation after continuation */
+#define E_CARRY (E_TOO_SHORT | E_TOO_LONG | E_TWO_CONTS)
+
+#define T1_ROW                                                                \
+    E_TOO_LONG, E_TOO_LONG, E_TOO_LONG, E_TOO_LONG, E_TOO_LONG, E_TOO_LONG,   \
+        E_TOO_LONG, E_TOO_LONG, E_TWO_CONTS, E_TWO_CONTS, E_TWO_CONTS,        \
+        E_TWO_CONTS, E_TOO_SHORT | E_OVERLONG2, E_TOO_SHORT,                  \
+        E_TOO_SHORT | E_OVERLONG3 | E_SURROGATE,                              \
+        E_TOO_SHORT | E_TOO_LARGE | E_BIT6
+
+#define T2_ROW                                                                \
+    E_CARRY | E_OVERLONG3 | E_OVERLONG2 | E_BIT6, E_CARRY | E_OVERLONG2,      \
+        E_CARRY, E_CARRY, E_CARRY | E_TOO_LARGE,                              \
+        E_CARRY | E_TOO_LARGE | E_BIT6, E_CARRY | E_TOO_LARGE | E_BIT6,       \
+        E_CARRY | E_TOO_LARGE | E_BIT6, E_CARRY | E_TOO_LARGE | E_BIT6,       \
+        E_CARRY | E_TOO_LARGE | E_BIT6, E_CARRY | E_TOO_LARGE | E_BIT6,       \
+        E_CARRY | E_TOO_LARGE | E_BIT6, E_CARRY | E_TOO_LARGE | E_BIT6,       \
+        E_CARRY | E_TOO_LARGE | E_BIT6 | E_SURROGATE,                         \
+        E_CARRY | E_TOO_LARGE | E_BIT6, E_CARRY | E_TOO_LARGE | E_BIT6
+
+#define C_ANY (E_TOO_LONG | E_OVERLONG2 | E_TWO_CONTS)
+#define T3_ROW                                                                \
+    E_TOO_SHORT, E_TOO_SHORT, E_TOO_SHORT, E_TOO_SHORT, E_TOO_SHORT,          \
+        E_TOO_SHORT, E_TOO_SHORT, E_TOO_SHORT,                                \
+        C_ANY | E_OVERLONG3 | E_BIT6, C_ANY | E_OVERLONG3 | E_TOO_LARGE,      \
+        C_ANY | E_SURROGATE | E_TOO_LARGE, C_ANY | E_SURROGATE | E_TOO_LARGE, \
+        E_TOO_SHORT, E_TOO_SHORT, E_TOO_SHORT, E_TOO_SHORT
+
+static inline uint32_t
+class_of_max(uint8_t maxb)
+{
+    if (maxb < 0x80)
+        return 0x7F;
+    if (maxb < 0xC4)
+        return 0xFF;
+    if (maxb < 0xF0)
+        return 0xFFFF;
+    return 0x10FFFF;
+}
+
+/* ---- branch-free decode of one validated sequence at p (4 bytes readable) */
+
+static const uint32_t dec_mask[16] = {
+    0x7F000000, 0x7F000000, 0x7F000000, 0x7F000000, 0x7F000000, 0x7F000000,
+    0x7F000000, 0x7F000000, 0,          0,          0,          0,
+    0x1F3F0000, 0x1F3F0000, 0x0F3F3F00, 0x073F3F3F,
+};
+static const uint8_t dec_shift[16] = {
+    18, 18, 18, 18, 18, 18, 18, 18, 0, 0, 0, 0, 12, 12, 6, 0,
+};
+
+static inline uint32_t
+dec_at(const uint8_t *p)
+{
+    uint32_t v, h, t;
+    memcpy(&v, p, 4);
+    v = __builtin_bswap32(v);
+    h = v >> 28;
+    v &= dec_mask[h];
+    t = (v & 0x00FF00FFu) | ((v & 0xFF00FF00u) >> 2);
+    t = (t & 0x0000FFFFu) | ((t & 0xFFFF0000u) >> 4);
+    return t >> dec_shift[h];
+}
+
+/* the nibble tables as 16-byte rows, and the per-byte "longest sequence
+ * that may start here" limits of a vector's last 3 bytes (any width reads
+ * its last W bytes) */
+static const uint8_t dec_t1[16] = {T1_ROW};
+static const uint8_t dec_t2[16] = {T2_ROW};
+static const uint8_t dec_t3[16] = {T3_ROW};
+static const uint8_t dec_maxv[64] = {
+    0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF,
+    0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF,
+    0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF,
+    0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF,
+    0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xEF, 0xDF, 0xBF,
+};
+
+/* scalar tails shared by every width: start at a lead or at continuation
+ * bytes of a sequence already decoded by a block loop */
+#define DEFINE_TAIL(name, T)                                                  \
+    static size_t name(const uint8_t *s, size_t n, T *d)                      \
+    {                                                                         \
+        size_t i = 0, k = 0;                                                  \
+        while (i < n && (s[i] & 0xC0) == 0x80)                                \
+            i++;                                                              \
+        while (i < n) {                                                       \
+            size_t len_;                                                      \
+            d[k++] = (T)u8p_decode_one(s + i, &len_);                         \
+            i += len_;                                                        \
+        }                                                                     \
+        return k;                                                             \
+    }
+DEFINE_TAIL(dec_tail_to_ucs1, uint8_t)
+DEFINE_TAIL(dec_tail_to_ucs2, uint16_t)
+DEFINE_TAIL(dec_tail_to_ucs4, uint32_t)
+
+/*
+ * Compaction tables: for a mask of the lanes to keep, the pshufb control
+ * that moves those lanes, in order, to the front of a 128-bit register (8
+ * lanes of 8 or 16 bits, 4 lanes of 32 bits).  Built once, on first use
+ * (u8p_dec_tables_init); a racing second builder writes the same bytes.
+ */
+static uint8_t cmp8[256][16], cmp16[256][16], cmp32[16][16];
+static volatile int cmp_ready;
+
+static void
+build_tables(void)
+{
+    unsigned m, j, k, b;
+    for (m = 0; m < 256; m++) {
+        memset(cmp8[m], 0x80, 16);
+        memset(cmp16[m], 0x80, 16);
+        for (j = 0, k = 0; j < 8; j++) {
+            if (m & (1u << j)) {
+                cmp8[m][k] = (uint8_t)j;
+                cmp16[m][2 * k] = (uint8_t)(2 * j);
+                cmp16[m][2 * k + 1] = (uint8_t)(2 * j + 1);
+                k++;
+            }
+        }
+    }
+    for (m = 0; m < 16; m++) {
+        memset(cmp32[m], 0x80, 16);
+        for (j = 0, k = 0; j < 4; j++) {
+            if (m & (1u << j)) {
+                for (b = 0; b < 4; b++)
+                    cmp32[m][4 * k + b] = (uint8_t)(4 * j + b);
+                k++;
+            }
+        }
+    }
+    cmp_ready = 1;
+}
+
+#define TABLES_READY()                                                        \
+    do {                                                                      \
+        if (!cmp_ready)                                                       \
+            build_tables();                                                   \
+    } while (0)
+
+/* ------------------------------------------------------------------------
+ * Compaction, per width: the lanes of v selected by m, in order, to d;
+ * returns their count.  A 128-bit lane at a time with the tables above
+ * (8-byte or 16-byte stores), vpermd for 32-bit lanes at AVX2, and
+ * vpcompress at AVX-512 (compressd is AVX-512 F; compressb/w need VBMI2).
+ * --------------------------------------------------------------------- */
+
+#define T_SSE __attribute__((target("sse4.1,popcnt")))
+#define T_AVX2 __attribute__((target("avx2,popcnt")))
+#define T_AVX512 __attribute__((target("avx512f,avx512bw,avx2,popcnt")))
+#define T_VBMI2 __attribute__((target("avx512f,avx512bw,avx512vbmi2,avx2,popcnt")))
+
+/* 16 bytes, m: 16 bits */
+T_SSE static inline size_t
+emitb_128(uint8_t *d, __m128i v, unsigned m)
+{
+    unsigned m0 = m & 0xFF, m1 = (m >> 8) & 0xFF;
+    size_t n0 = (size_t)__builtin_popcount(m0);
+    _mm_storel_epi64((__m128i *)d, _mm_shuffle_epi8(v, _mm_loadu_si128((const __m128i *)cmp8[m0])));
+    _mm_storel_epi64((__m128i *)(d + n0),
+                     _mm_shuffle_epi8(_mm_srli_si128(v, 8), _mm_loadu_si128((const __m128i *)cmp8[m1])));
+    return n0 + (size_t)__builtin_popcount(m1);
+}
+
+/* 8 16-bit lanes, m: 8 bits */
+T_SSE static inline size_t
+emit16_128(uint16_t *d, __m128i v, unsigned m)
+{
+    _mm_storeu_si128((__m128i *)d, _mm_shuffle_epi8(v, _mm_loadu_si128((const __m128i *)cmp16[m])));
+    return (size_t)__builtin_popcount(m);
+}
+
+/* 4 32-bit lanes, m: 4 bits */
+T_SSE static inline size_t
+emit32_128(uint32_t *d, __m128i v, unsigned m)
+{
+    _mm_storeu_si128((__m128i *)d, _mm_shuffle_epi8(v, _mm_loadu_si128((const __m128i *)cmp32[m])));
+    return (size_t)__builtin_popcount(m);
+}
+
+T_AVX2 static inline size_t
+emitb_256(uint8_t *d, __m256i v, uint64_t m)
+{
+    size_t k = emitb_128(d, _mm256_castsi256_si128(v), (unsigned)m & 0xFFFF);
+    return k + emitb_128(d + k, _mm256_extracti128_si256(v, 1), (unsigned)(m >> 16) & 0xFFFF);
+}
+
+T_AVX2 static inline size_t
+emit16_256(uint16_t *d, __m256i v, uint64_t m)
+{
+    size_t k = emit16_128(d, _mm256_castsi256_si128(v), (unsigned)m & 0xFF);
+    return k + emit16_128(d + k, _mm256_extracti128_si256(v, 1), (unsigned)(m >> 8) & 0xFF);
+}
+
+/* 8 32-bit lanes in one vpermd, its indices widened from the byte table */
+T_AVX2 static inline size_t
+emit32_256(uint32_t *d, __m256i v, uint64_t m)
+{
+    __m256i ix = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)cmp8[m & 0xFF]));
+    _mm256_storeu_si256((__m256i *)d, _mm256_permutevar8x32_epi32(v, ix));
+    return (size_t)__builtin_popcountll(m);
+}
+
+T_AVX512 static inline size_t
+emitb_512(uint8_t *d, __m512i v, uint64_t m)
+{
+    size_t k = emitb_256(d, _mm512_castsi512_si256(v), m & 0xFFFFFFFFu);
+    return k + emitb_256(d + k, _mm512_extracti64x4_epi64(v, 1), m >> 32);
+}
+
+T_AVX512 static inline size_t
+emit16_512(uint16_t *d, __m512i v, uint64_t m)
+{
+    size_t k = emit16_256(d, _mm512_castsi512_si256(v), m & 0xFFFF);
+    return k + emit16_256(d + k, _mm512_extracti64x4_epi64(v, 1), (m >> 16) & 0xFFFF);
+}
+
+/* vpcompressd (register form, then a store: the memory form is microcoded
+ * and slow on some AVX-512 CPUs) */
+T_AVX512 static inline size_t
+emit32_512(uint32_t *d, __m512i v, uint64_t m)
+{
+    _mm512_storeu_si512(d, _mm512_maskz_compress_epi32((__mmask16)m, v));
+    return (size_t)__builtin_popcountll(m);
+}
+
+T_VBMI2 static inline size_t
+emitb_512vbmi2(uint8_t *d, __m512i v, uint64_t m)
+{
+    _mm512_storeu_si512(d, _mm512_maskz_compress_epi8((__mmask64)m, v));
+    return (size_t)__builtin_popcountll(m);
+}
+
+/* 32 lanes: the store is masked to the lanes kept (a full one could pass
+ * the end of the output) */
+T_VBMI2 static inline size_t
+emit16_512vbmi2(uint16_t *d, __m512i v, uint64_t m)
+{
+    size_t c = (size_t)__builtin_popcountll(m);
+    _mm512_mask_storeu_epi16(d, (__mmask32)(((uint64_t)1 << c) - 1),
+                             _mm512_maskz_compress_epi16((__mmask32)m, v));
+    return c;
+}
+
+/* ------------------------------------------------------------------------
+ * The instantiations, narrowest first (each hands short rests to the one
+ * before it).
+ * --------------------------------------------------------------------- */
+
+#define U8P_VP u8p_v16_
+#define U8P_DN sse_
+#define U8P_DT T_SSE
+#define DEC_EMITB(d, v, m) emitb_128((d), (v), (unsigned)(m))
+#define DEC_EMIT16(d, v, m) emit16_128((d), (v), (unsigned)(m))
+#define DEC_EMIT32(d, v, m) emit32_128((d), (v), (unsigned)(m))
+#define DEC_NARROW(x) U8P_CAT(sse_, x) /* not reached: scalar below 16 bytes */
+#define DEC_NARROW_END 0
+#define DEC_SCAN_MIN 16
+#include "decode_x86_impl.h"
+
+#define U8P_VP u8p_v32_
+#define U8P_DN avx2_
+#define U8P_DT T_AVX2
+#define DEC_EMITB emitb_256
+#define DEC_EMIT16 emit16_256
+#define DEC_EMIT32 emit32_256
+#define DEC_NARROW(x) U8P_CAT(sse_, x)
+#define DEC_NARROW_END 48
+#define DEC_SCAN_MIN 32
+#include "decode_x86_impl.h"
+
+/* payloads under 64 bytes take AVX2's path (scan and transcode) exactly,
+ * so short strings are never slower than at the AVX2 level; from 64 bytes
+ * on the 512-bit scan (its last block a masked load) */
+#define U8P_VP u8p_v64_
+#define U8P_DN avx512_
+#define U8P_DT T_AVX512
+#define DEC_EMITB emitb_512
+#define DEC_EMIT16 emit16_512
+#define DEC_EMIT32 emit32_512
+#define DEC_NARROW(x) U8P_CAT(avx2_, x)
+#define DEC_NARROW_END 48
+#define DEC_SCAN_MIN 64
+#include "decode_x86_impl.h"
+
+#define U8P_VP u8p_v64_
+#define U8P_DN vbmi2_
+#define U8P_DT T_VBMI2
+#define DEC_EMITB emitb_512vbmi2
+#define DEC_EMIT16 emit16_512vbmi2
+#define DEC_EMIT32 emit32_512
+#define DEC_NARROW(x) U8P_CAT(avx2_, x)
+#define DEC_NARROW_END 48
+#define DEC_SCAN_MIN 64
+#define DEC_SCAN_AND_UCS4 0 /* avx512_scan, avx512_to_ucs4: nothing to compress */
+#include "decode_x86_impl.h"
+
+
+/*
+ * Fused path for UCS1-class payloads (see decode.h).
+ *
+ * prescan: max byte and continuation count, 4 ops per 32 bytes; stops at
+ * the first 128-byte step whose max reaches 0xC4 (scan() takes over).
+ */
+T_AVX2 static uint8_t
+avx2_prescan(const uint8_t *s, size_t n, size_t *ncp)
+{
+    const __m256i lim = _mm256_set1_epi8(-64), c3 = _mm256_set1_epi8((char)0xC3);
+    __m256i vmax = _mm256_setzero_si256();
+    size_t i = 0, cont = 0;
+    uint8_t mx[32], maxb = 0;
+    int j;
+
+    while (i + 128 <= n) {
+        /* byte counters: at most 4 * 63 per lane before the flush */
+        size_t stop = n - i > 128 * 63 ? i + 128 * 63 : n;
+        __m256i cnt = _mm256_setzero_si256(), sum;
+        for (; i + 128 <= stop; i += 128) {
+            __m256i a = _mm256_loadu_si256((const __m256i *)(s + i));
+            __m256i b = _mm256_loadu_si256((const __m256i *)(s + i + 32));
+            __m256i c = _mm256_loadu_si256((const __m256i *)(s + i + 64));
+            __m256i e = _mm256_loadu_si256((const __m256i *)(s + i + 96));
+            vmax = _mm256_max_epu8(vmax, _mm256_max_epu8(_mm256_max_epu8(a, b),
+                                                          _mm256_max_epu8(c, e)));
+            cnt = _mm256_sub_epi8(cnt, _mm256_cmpgt_epi8(lim, a));
+            cnt = _mm256_sub_epi8(cnt, _mm256_cmpgt_epi8(lim, b));
+            cnt = _mm256_sub_epi8(cnt, _mm256_cmpgt_epi8(lim, c));
+            cnt = _mm256_sub_epi8(cnt, _mm256_cmpgt_epi8(lim, e));
+            if (!_mm256_testz_si256(_mm256_subs_epu8(vmax, c3), _mm256_subs_epu8(vmax, c3)))
+                return 0xFF; /* some byte >= 0xC4 */
+        }
+        sum = _mm256_sad_epu8(cnt, _mm256_setzero_si256());
+        cont += (size_t)_mm256_extract_epi64(sum, 0) + (size_t)_mm256_extract_epi64(sum, 1)
+                + (size_t)_mm256_extract_epi64(sum, 2) + (size_t)_mm256_extract_epi64(sum, 3);
+    }
+    for (; i + 32 <= n; i += 32) {
+        __m256i a = _mm256_loadu_si256((const __m256i *)(s + i));
+        vmax = _mm256_max_epu8(vmax, a);
+        cont += (size_t)__builtin_popcount(
+            (unsigned)_mm256_movemask_epi8(_mm256_cmpgt_epi8(lim, a)));
+    }
+    for (; i < n; i++) {
+        cont += (s[i] & 0xC0) == 0x80;
+        if (s[i] > maxb)
+            maxb = s[i];
+    }
+    _mm256_storeu_si256((__m256i *)mx, vmax);
+    for (j = 0; j < 32; j++)
+        if (mx[j] > maxb)
+            maxb = mx[j];
+    *ncp = n - cont;
+    return maxb;
+}
+
+/*
+ * One 32-byte block of UCS1-class UTF-8: in = the bytes, pv = the same
+ * bytes shifted by one (pv[0] is the byte before the block, 0 at the
+ * start).  Validation on the movemasks: H = bytes >= 0x80, C = continuation
+ * bytes, L = C2/C3 bytes.  The block is valid iff every byte >= 0x80 that is
+ * not a continuation is C2/C3 (H ^ C == L) and the continuations are exactly
+ * the bytes after a lead ((L << 1) | carry == C); the lead in the last byte
+ * carries into the next block.  The code unit of a 2-byte sequence sits on
+ * its continuation byte: 80..BF after C2, + 0x40 after C3; leads are
+ * squeezed out with the 8-lane compaction table.  Writes at most 32 bytes at
+ * d; returns the number kept, or -1 when invalid.
+ */
+T_AVX2 static inline int
+ucs1_block(__m256i in, __m256i pv, uint32_t *carry, uint8_t *d)
+{
+    uint32_t H = (uint32_t)_mm256_movemask_epi8(in);
+    uint32_t C = (uint32_t)_mm256_movemask_epi8(_mm256_cmpgt_epi8(_mm256_set1_epi8(-64), in));
+    uint32_t L = (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(
+        _mm256_and_si256(in, _mm256_set1_epi8((char)0xFE)), _mm256_set1_epi8((char)0xC2)));
+    uint32_t keep = ~L;
+    __m256i v;
+    if ((H ^ C) != L || ((L << 1) | *carry) != C)
+        return -1;
+    *carry = L >> 31;
+    v = _mm256_add_epi8(in, _mm256_and_si256(
+                                _mm256_cmpeq_epi8(pv, _mm256_set1_epi8((char)0xC3)),
+                                _mm256_set1_epi8(0x40)));
+    return (int)emitb_256(d, v, keep);
+}
+
+T_AVX2 static u8p_dec_status
+avx2_to_ucs1_checked(const uint8_t *s, size_t n, uint8_t *d, size_t cap)
+{
+    size_t i = 0, k = 0;
+    uint32_t carry = 0;
+    TABLES_READY();
+    /* full blocks while 32 more units fit */
+    while (i + 32 <= n && k + 32 <= cap) {
+        __m256i in = _mm256_loadu_si256((const __m256i *)(s + i)), pv;
+        int e;
+        if (!_mm256_movemask_epi8(in) && !carry) {
+            _mm256_storeu_si256((__m256i *)(d + k), in);
+            i += 32;
+            k += 32;
+            continue;
+        }
+        pv = i ? _mm256_loadu_si256((const __m256i *)(s + i - 1))
+               : u8p_v32_prev1(in, _mm256_setzero_si256());
+        e = ucs1_block(in, pv, &carry, d + k);
+        if (e < 0)
+            return U8P_DEC_INVALID_START;
+        i += 32;
+        k += (size_t)e;
+    }
+    /* the rest: zero-padded blocks through a buffer, output bounded by cap */
+    while (i < n) {
+        uint8_t buf[33], out[32];
+        size_t m = n - i < 32 ? n - i : 32;
+        int e;
+        memset(buf, 0, sizeof buf);
+        buf[0] = i ? s[i - 1] : 0;
+        memcpy(buf + 1, s + i, m);
+        e = ucs1_block(_mm256_loadu_si256((const __m256i *)(buf + 1)),
+                       _mm256_loadu_si256((const __m256i *)buf), &carry, out);
+        if (e < 0)
+            return U8P_DEC_INVALID_START;
+        e -= (int)(32 - m); /* the zero padding kept one unit a byte */
+        if ((size_t)e > cap - k)
+            return U8P_DEC_INVALID_START;
+        memcpy(d + k, out, (size_t)e);
+        k += (size_t)e;
+        i += m;
+    }
+    return carry || k != cap ? U8P_DEC_UNEXPECTED_END : U8P_DEC_OK;
+}
+
+/*
+ * The reader's one-pass short decoder (decode_short.h has the contract and
+ * the scalar loop) in AVX-512 VBMI: no branch per byte, so mixed scripts
+ * cost no mispredictions.  The whole payload (<= 64 bytes) is one masked
+ * load; masks of its bytes give the leads (not 10xxxxxx) and their lengths
+ * (by lead range), and the structure is valid exactly when the bytes after
+ * each lead that its length asks for are all there and are the
+ * continuation bytes, no more, no fewer.  Then, 16 code points at a time:
+ * the leads' positions (compressed from an index vector) gather each
+ * sequence's 4 bytes into a 32-bit lane (vpermb), the lead's leading ones
+ * (lzcnt of its complement) give the length, and two multiply-adds
+ * assemble the payload bits, shifted down by the bytes the lane did not
+ * use.  What the structure check cannot see is in the values: overlong
+ * forms (below the least value of their length), surrogates and values
+ * above U+10FFFF.  The count and the class come from the masks, so the
+ * room is asked for (decode.h, u8p_dec_alloc) before the values are made,
+ * and each group goes into it in its width: one byte permute, one masked
+ * store.  Returns -1 for anything the strict codec refuses, -2 when the
+ * room was not given.
+ */
+#define T_VBMI __attribute__((target("avx512f,avx512bw,avx512cd,avx512vbmi,avx512vbmi2,avx2,popcnt")))
+
+T_VBMI static ptrdiff_t
+vbmi_dec_short(const uint8_t *s, size_t n, u8p_dec_alloc alloc, void *ctx)
+{
+    const uint64_t live = u8p_low_bits64(n);
+    const __m512i b = _mm512_maskz_loadu_epi8(live, s);
+    uint64_t hi = _mm512_movepi8_mask(b) & live, cont, lead, l2, l3, l4, ge_e0, ge_f0, req;
+    __m512i pos, iota, spread, step;
+    /* by the count of leading ones of the lead (0, 2, 3, 4; 5.. are
+     * F8..FF, refused by the masks first): the lead's payload bits, the
+     * shift that drops the unused bytes, the least value of the length */
+    const __m512i lead_mask = _mm512_setr_epi32(0x3F3F3F7F, 0, 0x3F3F3F1F, 0x3F3F3F0F, 0x3F3F3F07,
+                                                0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
+    const __m512i shift = _mm512_setr_epi32(18, 0, 12, 6, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
+    const __m512i least = _mm512_setr_epi32(0, 0, 0x80, 0x800, 0x10000, 0, 0, 0, 0, 0, 0, 0, 0,
+                                            0, 0, 0);
+    /* a lane's code point -> its bytes in the output width: 1 (bytes 0, 4,
+     * .. 60 to 0..15), 2 (bytes 0, 1, 4, 5, .. to 0..31), 4 (iota) */
+    const __m512i narrow1 = _mm512_setr_epi32(0x0C080400, 0x1C181410, 0x2C282420, 0x3C383430,
+                                              0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
+    const __m512i narrow2 = _mm512_setr_epi32(0x05040100, 0x0D0C0908, 0x15141110, 0x1D1C1918,
+                                              0x25242120, 0x2D2C2928, 0x35343130, 0x3D3C3938,
+                                              0, 0, 0, 0, 0, 0, 0, 0);
+    __m512i narrow;
+    unsigned bad = 0;
+    size_t k, g, w;
+    uint32_t maxcp;
+    uint8_t *d;
+
+    if (!hi) { /* ASCII (the reader takes most of these inline) */
+        d = (uint8_t *)alloc(ctx, n, 0x7F);
+        if (d == NULL)
+            return -2;
+        _mm512_mask_storeu_epi8(d, live, b);
+        return (ptrdiff_t)n;
+    }
+    cont = _mm512_cmpeq_epi8_mask(_mm512_and_si512(b, _mm512_set1_epi8((char)0xC0)),
+                                  _mm512_set1_epi8((char)0x80)) & live;
+    lead = live & ~cont;
+    ge_e0 = _mm512_cmpge_epu8_mask(b, _mm512_set1_epi8((char)0xE0));
+    ge_f0 = _mm512_cmpge_epu8_mask(b, _mm512_set1_epi8((char)0xF0));
+    if (lead & _mm512_cmpge_epu8_mask(b, _mm512_set1_epi8((char)0xF5)))
+        return -1; /* F5..FF: no such lead */
+    l2 = lead & hi & ~ge_e0; /* C0..DF (C0, C1: overlong, found by value) */
+    l3 = lead & ge_e0 & ~ge_f0;
+    l4 = lead & ge_f0;
+    /* every sequence whole within the payload, then exactly its
+     * continuation bytes where they must be */
+    if ((l2 | l3 | l4) & ~(live >> 1) || (l3 | l4) & ~(live >> 2) || l4 & ~(live >> 3))
+        return -1;
+    req = (l2 | l3 | l4) << 1 | (l3 | l4) << 2 | l4 << 3;
+    if (req != cont)
+        return -1;
+
+    k = (size_t)__builtin_popcountll(lead);
+    maxcp = l4 ? 0x10FFFF
+            : (l3 | (lead & _mm512_cmpge_epu8_mask(b, _mm512_set1_epi8((char)0xC4)))) ? 0xFFFF
+                                                                                    : 0xFF;
+    d = (uint8_t *)alloc(ctx, k, maxcp);
+    if (d == NULL)
+        return -2;
+    iota = _mm512_setr_epi32(0x03020100, 0x07060504, 0x0B0A0908, 0x0F0E0D0C, 0x13121110,
+                             0x17161514, 0x1B1A1918, 0x1F1E1D1C, 0x23222120, 0x27262524,
+                             0x2B2A2928, 0x2F2E2D2C, 0x33323130, 0x37363534, 0x3B3A3938,
+                             0x3F3E3D3C);
+    w = maxcp == 0x10FFFF ? 4 : maxcp == 0xFFFF ? 2 : 1;
+    narrow = w == 4 ? iota : w == 2 ? narrow2 : narrow1;
+    pos = _mm512_maskz_compress_epi8(lead, iota); /* byte j: where lead j is */
+    /* lane i of a group gets bytes pos[i] + 0..3 */
+    spread = _mm512_setr_epi32(0x00000000, 0x01010101, 0x02020202, 0x03030303, 0x04040404,
+                               0x05050505, 0x06060606, 0x07070707, 0x08080808, 0x09090909,
+                               0x0A0A0A0A, 0x0B0B0B0B, 0x0C0C0C0C, 0x0D0D0D0D, 0x0E0E0E0E,
+                               0x0F0F0F0F);
+    step = _mm512_set1_epi32(0x03020100);
+    for (g = 0; g < k; g += 16) {
+        __mmask16 lanes = (__mmask16)u8p_low_bits64(k - g < 16 ? k - g : 16);
+        __m512i at = _mm512_add_epi8(_mm512_permutexvar_epi8(spread, pos), step);
+        __m512i x = _mm512_permutexvar_epi8(at, b); /* [lead, b1, b2, b3] */
+        /* leading ones of the lead byte: 0 ASCII, else the length */
+        __m512i ones = _mm512_lzcnt_epi32(
+            _mm512_xor_si512(_mm512_slli_epi32(x, 24), _mm512_set1_epi32(-1)));
+        __m512i z = _mm512_and_si512(x, _mm512_permutexvar_epi32(ones, lead_mask));
+        /* [b0, b1, b2, b3] -> b0 << 18 | b1 << 12 | b2 << 6 | b3 */
+        __m512i y = _mm512_madd_epi16(
+            _mm512_maddubs_epi16(z, _mm512_set1_epi16(0x0140)), _mm512_set1_epi32(0x00011000));
+        __m512i v = _mm512_srlv_epi32(y, _mm512_permutexvar_epi32(ones, shift));
+        __mmask16 e = lanes & (__mmask16)~_mm512_mask_cmpge_epu32_mask(
+                                  lanes, v, _mm512_permutexvar_epi32(ones, least));
+        e |= _mm512_mask_cmpeq_epi32_mask(
+            lanes, _mm512_and_si512(v, _mm512_set1_epi32((int)0xFFFFF800u)),
+            _mm512_set1_epi32(0xD800));
+        e |= _mm512_mask_cmpge_epu32_mask(lanes, v, _mm512_set1_epi32(0x110000));
+        bad |= e;
+        _mm512_mask_storeu_epi8(d + g * w, u8p_low_bits64((k - g < 16 ? k - g : 16) * w),
+                                _mm512_permutexvar_epi8(narrow, v));
+        spread = _mm512_add_epi8(spread, _mm512_set1_epi8(16));
+    }
+    return bad ? -1 : (ptrdiff_t)k;
+}
+
+const u8p_dec_kernels u8p_dec_kernels_sse = {
+    "sse", sse_scan, sse_to_ucs1, sse_to_ucs2, sse_to_ucs4, NULL, NULL, sse_copy_ascii, NULL,
+};
+
+const u8p_dec_kernels u8p_dec_kernels_avx2 = {
+    "avx2",         avx2_scan,    avx2_to_ucs1,       avx2_to_ucs2,
+    avx2_to_ucs4, avx2_prescan, avx2_to_ucs1_checked, avx2_copy_ascii, NULL,
+};
+
+/* AVX-512 F + BW; the fused UCS1 path is AVX2's */
+const u8p_dec_kernels u8p_dec_kernels_avx512 = {
+    "avx512",         avx512_scan,  avx512_to_ucs1,     avx512_to_ucs2,
+    avx512_to_ucs4, avx2_prescan, avx2_to_ucs1_checked, avx512_copy_ascii, NULL,
+};
+
+/* + VBMI2: byte and word compress */
+const u8p_dec_kernels u8p_dec_kernels_avx512_vbmi2 = {
+    "avx512",         avx512_scan,  vbmi2_to_ucs1,        vbmi2_to_ucs2,
+    avx512_to_ucs4,   avx2_prescan, avx2_to_ucs1_checked, avx512_copy_ascii,
+    vbmi_dec_short,
+};
+
+#else /* !U8P_X86_SIMD */
+typedef int u8p_decode_x86_empty; /* ISO C forbids an empty file */
+#endif

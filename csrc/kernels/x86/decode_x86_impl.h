@@ -1,0 +1,318 @@
+/*
+ * The x86 decode kernels, written once for every vector width; included by
+ * decode_x86.c once per instantiation (no include guard, on purpose; it
+ * undefines its parameters at the end).  See decode_x86.c for the
+ * algorithms.  The includer defines:
+ *
+ *   U8P_VP        the width's operation prefix (x86_vec.h): u8p_v16_, ...
+ *   U8P_DN        the prefix of the functions made here: sse_, avx2_, ...
+ *   U8P_DT        the target attribute of those functions
+ *   DEC_EMITB(d, v, m)   bytes of v selected by mask m, in order, to d
+ *   DEC_EMIT16(d, v, m)  16-bit lanes likewise (m has one bit a lane)
+ *   DEC_EMIT32(d, v, m)  32-bit lanes likewise
+ *                 (each returns the count; may store up to a vector's
+ *                 worth of lanes, the loop bounds below leave room)
+ *   DEC_NARROW(x) the next narrower level's function x (scan, to_ucs1...):
+ *                 the part too short for this width goes there
+ *   DEC_NARROW_END  that level's block-loop bound (0: none, use the tail)
+ *   DEC_SCAN_MIN  shorter payloads are scanned by the narrower level (or
+ *                 the scalar scan under 16 bytes); from it on this width
+ *                 scans, its last block a partial load
+ *   DEC_SCAN_AND_UCS4  0 to leave out scan and to_ucs4 (an instantiation
+ *                 that differs from another only in byte/word compaction)
+ */
+#ifndef DEC_SCAN_AND_UCS4
+#define DEC_SCAN_AND_UCS4 1
+#endif
+#define DN(x) U8P_CAT(U8P_DN, x)
+
+/* Transcoder block loops run while this many bytes remain from the block
+ * start: every 3- and 4-byte read of a lead stays inside the payload, and
+ * every compaction store lands inside the output (a group of lanes taken
+ * at byte g stores at most one vector of code units, and at least that
+ * many code points follow g). */
+#define DEC_END (2 * VW < 48 ? 48 : 2 * VW)
+
+/* an all-ASCII block at s + i widened to the output's code units (lanes a
+ * vector) and stored; else falls through */
+#define DEC_ASCII_BLOCK(widen, lanes)                                         \
+    if (!vmhigh(vld(s + i))) {                                                \
+        for (g = 0; g < VW; g += (lanes))                                     \
+            vst(d + k + g, widen(s + i + g));                                 \
+        k += VW;                                                              \
+        continue;                                                             \
+    }
+
+/* a transcoder's start: a payload too short for this width's block loop
+ * goes to the next level before any set-up of this one */
+#define DEC_START(x)                                                          \
+    do {                                                                      \
+        if (n < DEC_END)                                                      \
+            return DEC_REST(x)(s, n, d);                                      \
+        TABLES_READY();                                                       \
+    } while (0)
+
+/* where the rest of a payload goes: the next narrower level's transcoder
+ * if it is long enough for its block loop, else the scalar tail */
+#if DEC_NARROW_END
+#define DEC_REST(x) (n - i >= DEC_NARROW_END ? DEC_NARROW(x) : U8P_CAT(dec_tail_, x))
+#else
+#define DEC_REST(x) U8P_CAT(dec_tail_, x)
+#endif
+
+#if DEC_SCAN_AND_UCS4
+/* n >= DEC_SCAN_MIN (DN(scan) below); out of line so that a short payload
+ * handed to the narrower level pays for none of this one's set-up */
+U8P_DT U8P_NOINLINE u8p_dec_status
+DN(scan_long)(const uint8_t *s, size_t n, int allow_surr, u8p_scan_result *res)
+{
+    const vec t1 = vrow(dec_t1), t2 = vrow(dec_t2), t3 = vrow(dec_t3);
+    const vec nib = vset8(0x0F);
+    const vec keep = vset8(allow_surr ? (uint8_t)~E_SURROGATE : 0xFF);
+    /* the last 3 bytes of a vector may not start a sequence longer than
+     * what is left of the vector (checked against the next block) */
+    const vec maxv = vld(dec_maxv + 64 - VW);
+    vec prev = vzero(), err = vzero(), inc = vzero(), vmax = vzero();
+    size_t i = 0, cont = 0;
+    uint8_t mx[VW], maxb = 0;
+    int j, last = 0, after_ascii = 1;
+
+    while (!last) {
+        vec in;
+        /* ASCII fast path: 4 vectors a step, tried only after an ASCII
+         * block (so nothing is pending in inc); text dense in non-ASCII
+         * would otherwise load every block twice */
+        while (after_ascii && i + 4 * VW <= n) {
+            vec a = vld(s + i), b = vld(s + i + VW), c = vld(s + i + 2 * VW);
+            vec e = vld(s + i + 3 * VW);
+            if (vmhigh(vor(vor(a, b), vor(c, e))))
+                break;
+            prev = e;
+            i += 4 * VW;
+        }
+        if (i + VW <= n) {
+            in = vld(s + i);
+            i += VW;
+        }
+        else {
+            in = vldpart(s + i, n - i);
+            i = n;
+        }
+        if (i == n)
+            last = 1;
+        if (!vmhigh(in)) {
+            err = vor(err, inc);
+            inc = vzero();
+            prev = in;
+            after_ascii = 1;
+            continue;
+        }
+        after_ascii = 0;
+        {
+            vec p1 = vprev1(in, prev), p2 = vprev2(in, prev), p3 = vprev3(in, prev);
+            vec sc = vand(vand(vshuf8(t1, vand(vsrl16(p1, 4), nib)), vshuf8(t2, vand(p1, nib))),
+                          vshuf8(t3, vand(vsrl16(in, 4), nib)));
+            vec m23 = vand(vor(vsubs8u(p2, vset8(0x60)), vsubs8u(p3, vset8(0x70))),
+                           vset8(0x80));
+            sc = vand(sc, keep);
+            err = vor(err, vxor(sc, m23));
+            inc = vsubs8u(in, maxv);
+            vmax = vmax8u(vmax, in);
+            cont += (size_t)__builtin_popcountll(vmcont(in));
+            prev = in;
+        }
+    }
+    err = vor(err, inc);
+    if (!vnone(err))
+        return u8p_dec_scan_scalar(s, n, allow_surr, res);
+    vst(mx, vmax);
+    for (j = 0; j < VW; j++)
+        if (mx[j] > maxb)
+            maxb = mx[j];
+    res->ncp = n - cont;
+    res->maxchar = class_of_max(maxb);
+    res->err_start = res->err_end = 0;
+    return U8P_DEC_OK;
+}
+
+U8P_DT static u8p_dec_status
+DN(scan)(const uint8_t *s, size_t n, int allow_surr, u8p_scan_result *res)
+{
+    if (n < DEC_SCAN_MIN)
+        return (n < 16 ? u8p_dec_scan_scalar : DEC_NARROW(scan))(s, n, allow_surr, res);
+    return DN(scan_long)(s, n, allow_surr, res);
+}
+#endif
+
+#if DEC_SCAN_AND_UCS4
+/* copy_ascii (decode.h): 4 vectors a step, stored, then tested; the last
+ * partial step is one vector at a time and the end one overlapping vector
+ * (n >= VW), so nothing is written outside [d, d+n) */
+U8P_DT static int
+DN(copy_ascii)(const uint8_t *s, size_t n, uint8_t *d)
+{
+    size_t i = 0;
+    vec acc;
+    if (n < VW)
+        return u8p_dec_copy_ascii_scalar(s, n, d);
+    for (; i + 4 * VW <= n; i += 4 * VW) {
+        vec a = vld(s + i), b = vld(s + i + VW), c = vld(s + i + 2 * VW);
+        vec e = vld(s + i + 3 * VW);
+        vst(d + i, a);
+        vst(d + i + VW, b);
+        vst(d + i + 2 * VW, c);
+        vst(d + i + 3 * VW, e);
+        if (vmhigh(vor(vor(a, b), vor(c, e))))
+            return 0;
+    }
+    acc = vzero();
+    for (; i + VW <= n; i += VW) {
+        vec a = vld(s + i);
+        vst(d + i, a);
+        acc = vor(acc, a);
+    }
+    if (i < n) {
+        vec a = vld(s + n - VW);
+        vst(d + n - VW, a);
+        acc = vor(acc, a);
+    }
+    return !vmhigh(acc);
+}
+#endif
+
+/* Code point candidates for W/2 positions of a block without 4-byte
+ * sequences, in 16-bit lanes: lane j decodes the sequence that would start
+ * at p[j] (garbage where p[j] is a continuation; never emitted). */
+U8P_DT static inline vec
+DN(cands16)(const uint8_t *p)
+{
+    const vec x = vw8to16(p), y = vw8to16(p + 1), z = vw8to16(p + 2);
+    const vec m3f = vset16(0x3F);
+    vec v2 = vor(vsll16(vand(x, vset16(0x1F)), 6), vand(y, m3f));
+    vec v3 = vor(vor(vsll16(x, 12), vsll16(vand(y, m3f), 6)), vand(z, m3f));
+    return vsel16gt(x, 0xDF, vsel16gt(x, 0xBF, x, v2), v3);
+}
+
+#if DEC_SCAN_AND_UCS4
+/* The same for W/4 positions, any length, in 32-bit lanes. */
+U8P_DT static inline vec
+DN(cands32)(const uint8_t *p)
+{
+    const vec x = vw8to32(p), y = vw8to32(p + 1), z = vw8to32(p + 2), w = vw8to32(p + 3);
+    const vec m3f = vset32(0x3F);
+    vec y6 = vand(y, m3f), z6 = vand(z, m3f);
+    vec v2 = vor(vsll32(vand(x, vset32(0x1F)), 6), y6);
+    vec v3 = vor(vor(vsll32(vand(x, vset32(0x0F)), 12), vsll32(y6, 6)), z6);
+    vec v4 = vor(vor(vsll32(vand(x, vset32(0x07)), 18), vsll32(y6, 12)),
+                 vor(vsll32(z6, 6), vand(w, m3f)));
+    return vsel32gt(x, 0xEF, vsel32gt(x, 0xDF, vsel32gt(x, 0xBF, x, v2), v3), v4);
+}
+#endif
+
+/*
+ * UCS1 output: every code point is 1 or 2 bytes (leads C2, C3 only), so a
+ * code unit sits on its last byte: the byte itself, + 0x40 after a C3 lead.
+ * Leads (bytes >= 0xC0) are squeezed out.
+ */
+U8P_DT static size_t
+DN(to_ucs1)(const uint8_t *s, size_t n, uint8_t *d)
+{
+    size_t i = 0, k = 0;
+    DEC_START(to_ucs1);
+    for (; i + DEC_END <= n; i += VW) {
+        vec in = vld(s + i), pv;
+        uint64_t h = vmhigh(in);
+        if (!h) {
+            vst(d + k, in);
+            k += VW;
+            continue;
+        }
+        pv = i ? vld(s + i - 1) : vprev1(in, vzero());
+        k += DEC_EMITB(d + k, vaddifeq8(in, pv, 0xC3, 0x40), ~(h & ~vmcont(in)) & VMASK_ALL);
+    }
+    /* a lead in the last byte: its code unit is on the next byte */
+    if (i && i < n && s[i - 1] >= 0xC0) {
+        d[k++] = (uint8_t)(s[i] + (s[i - 1] == 0xC3 ? 0x40 : 0));
+        i++;
+    }
+    return k + DEC_REST(to_ucs1)(s + i, n - i, d + k);
+}
+
+/* For UCS2 output a block never holds a 4-byte sequence (scan said so). */
+U8P_DT static size_t
+DN(to_ucs2)(const uint8_t *s, size_t n, uint16_t *d)
+{
+    size_t i = 0, k = 0;
+    int g;
+    DEC_START(to_ucs2);
+    for (; i + DEC_END <= n; i += VW) {
+        uint64_t keep;
+        DEC_ASCII_BLOCK(vw8to16, VW / 2);
+        keep = ~vmcont(vld(s + i));
+        for (g = 0; g < VW; g += VW / 2)
+            k += DEC_EMIT16(d + k, DN(cands16)(s + i + g), (keep >> g) & (((uint64_t)1 << (VW / 2)) - 1));
+    }
+    return k + DEC_REST(to_ucs2)(s + i, n - i, d + k);
+}
+
+#if DEC_SCAN_AND_UCS4
+/*
+ * UCS4 output is usually ASCII with a few astral code points (emoji) in it.
+ * A block that is not all ASCII is widened to 32-bit lanes and compacted to
+ * drop its continuation bytes, which puts every ASCII byte at its final
+ * place; the few lead lanes are then overwritten with the code point
+ * decoded from the lead (its output index is the number of kept bytes
+ * before it).  A block dense in leads, where the patching would cost more,
+ * goes through the lane decoder instead.
+ */
+U8P_DT static size_t
+DN(to_ucs4)(const uint8_t *s, size_t n, uint32_t *d)
+{
+    const uint64_t quarter = ((uint64_t)1 << (VW / 4)) - 1;
+    size_t i = 0, k = 0;
+    int g;
+    DEC_START(to_ucs4);
+    for (; i + DEC_END <= n; i += VW) {
+        uint64_t h, keep, leads;
+        DEC_ASCII_BLOCK(vw8to32, VW / 4);
+        h = vmhigh(vld(s + i));
+        keep = ~vmcont(vld(s + i)) & VMASK_ALL;
+        leads = keep & h;
+        if (__builtin_popcountll(leads) > VW * 6 / 32) {
+            for (g = 0; g < VW; g += VW / 4)
+                k += DEC_EMIT32(d + k, DN(cands32)(s + i + g), (keep >> g) & quarter);
+            continue;
+        }
+        {
+            size_t k0 = k;
+            for (g = 0; g < VW; g += VW / 4)
+                k += DEC_EMIT32(d + k, vw8to32(s + i + g), (keep >> g) & quarter);
+            while (leads) {
+                unsigned p = (unsigned)__builtin_ctzll(leads);
+                leads &= leads - 1;
+                d[k0 + (size_t)__builtin_popcountll(keep & (((uint64_t)1 << p) - 1))] =
+                    dec_at(s + i + p);
+            }
+        }
+    }
+    return k + DEC_REST(to_ucs4)(s + i, n - i, d + k);
+}
+
+#endif /* DEC_SCAN_AND_UCS4 */
+
+#undef DEC_END
+#undef DEC_REST
+#undef DEC_ASCII_BLOCK
+#undef DEC_START
+#undef DN
+/* the parameters: the next instantiation defines its own */
+#undef U8P_VP
+#undef U8P_DN
+#undef U8P_DT
+#undef DEC_EMITB
+#undef DEC_EMIT16
+#undef DEC_EMIT32
+#undef DEC_NARROW
+#undef DEC_NARROW_END
+#undef DEC_SCAN_MIN
+#undef DEC_SCAN_AND_UCS4

@@ -1,0 +1,351 @@
+/*
+ * AVX-512 kernels (x86-64; level "avx512").  Three tables:
+ *
+ *   u8p_kernels_avx512        AVX-512 F + BW: 512-bit length kernels (mask
+ *                             compares + popcount); the encoders are the
+ *                             AVX2 ones (a 512-bit encoder without byte
+ *                             compress would be the AVX2 scheme again).
+ *   u8p_kernels_avx512_vbmi2  + VBMI2, VBMI and CD: encoders build each code
+ *                             point's UTF-8 right-aligned in a 32-bit lane
+ *                             (u8p_vbmi2_lanes: lzcnt -> length class, one
+ *                             multishift, one ternlog) and squeeze out the
+ *                             unused bytes with vpcompressb; loads and
+ *                             stores are masked to the exact size, so
+ *                             nothing is read or written out of bounds and
+ *                             no scalar tail is needed.  UCS4 length from
+ *                             the same lzcnt (one vpermb a vector).
+ *   u8p_kernels_avx512_mixed  the level's table on CPUs with VBMI2: each
+ *                             kernel of the two above (or AVX2's) that
+ *                             is the fastest for its input size.
+ *
+ * Dispatch picks the mixed table where cpuid and XCR0 say the CPU and OS
+ * support AVX-512 F + BW with VBMI2, VBMI and CD, the F + BW table where
+ * they support F + BW only.  u8p_kernels_variants reaches all three, and
+ * the C harness tests each of them on every CPU that has them (and under
+ * SIMDe on any x86-64).  The AVX-512 decoders live in decode_x86.c with
+ * the other widths.
+ */
+#include "x86_internal.h"
+
+#if U8P_X86_SIMD
+
+#include <immintrin.h>
+
+#include "../generic/scalar_inl.h"
+#include "../short_vbmi2.h"
+
+#define U8P_AVX512 __attribute__((target("avx512f,avx512bw,avx2,popcnt")))
+/* the "VBMI2" table: also VBMI (vpmultishiftqb) and CD (vplzcntd); dispatch
+ * asks cpuid for all three */
+#define U8P_VBMI2 U8P_VBMI2_TARGET
+/* steps and the loop shared by UCS2 and UCS4: inlined into each */
+#define U8P_VBMI2_INL U8P_VBMI2 U8P_ALWAYS_INLINE
+#define U8P_AVX512_INL U8P_AVX512 U8P_ALWAYS_INLINE
+
+/* ---------------------------------------------------------------- lengths */
+
+U8P_AVX512 static size_t
+avx512_len_ucs1(const uint8_t *src, size_t n)
+{
+    size_t i = 0, high = 0;
+    for (; i + 64 <= n; i += 64)
+        high += (size_t)__builtin_popcountll(_mm512_movepi8_mask(_mm512_loadu_si512(src + i)));
+    return i + high + u8p_scalar_len_ucs1(src + i, n - i);
+}
+
+/* UCS2 (ucs4 = 0) or UCS4 units: 1 byte each plus one per threshold
+ * (0x80, 0x800, 0x10000) crossed, counted on compare masks */
+U8P_AVX512_INL size_t
+avx512_len_wide(const void *src, size_t n, size_t *nsurr, int ucs4)
+{
+    const size_t per = ucs4 ? 16 : 32;
+    size_t i = 0, len = 0, surr = 0, tsurr, tlen;
+    for (; i + per <= n; i += per) {
+        __m512i v = _mm512_loadu_si512((const uint8_t *)src + i * (ucs4 ? 4 : 2));
+        uint64_t ge, s;
+        if (ucs4) {
+            ge = (uint64_t)_mm512_cmpge_epu32_mask(v, _mm512_set1_epi32(0x80))
+                 | (uint64_t)_mm512_cmpge_epu32_mask(v, _mm512_set1_epi32(0x800)) << 16
+                 | (uint64_t)_mm512_cmpge_epu32_mask(v, _mm512_set1_epi32(0x10000)) << 32;
+            s = _mm512_cmpeq_epi32_mask(_mm512_and_si512(v, _mm512_set1_epi32((int)0xFFFFF800u)),
+                                        _mm512_set1_epi32(0xD800));
+        }
+        else {
+            ge = (uint64_t)_mm512_cmpge_epu16_mask(v, _mm512_set1_epi16(0x80))
+                 | (uint64_t)_mm512_cmpge_epu16_mask(v, _mm512_set1_epi16(0x800)) << 32;
+            s = _mm512_cmpeq_epi16_mask(_mm512_and_si512(v, _mm512_set1_epi16((short)0xF800)),
+                                        _mm512_set1_epi16((short)0xD800));
+        }
+        len += per + (size_t)__builtin_popcountll(ge);
+        surr += (size_t)__builtin_popcountll(s);
+    }
+    tlen = ucs4 ? u8p_scalar_len_ucs4((const uint32_t *)src + i, n - i, &tsurr)
+                : u8p_scalar_len_ucs2((const uint16_t *)src + i, n - i, &tsurr);
+    *nsurr = surr + tsurr;
+    return len + tlen;
+}
+
+U8P_AVX512 static size_t
+avx512_len_ucs2(const uint16_t *src, size_t n, size_t *nsurr)
+{
+    return avx512_len_wide(src, n, nsurr, 0);
+}
+
+U8P_AVX512 static size_t
+avx512_len_ucs4(const uint32_t *src, size_t n, size_t *nsurr)
+{
+    return avx512_len_wide(src, n, nsurr, 1);
+}
+
+
+
+/* ------------------------------------------------------- VBMI2 encoders */
+
+/* The cut-offs below which the VBMI2 encoders hand the input to the
+ * scalar loop (U8P_VBMI2_MIN_UNITS_UCS2, _UCS4), the lanes step they share
+ * (u8p_vbmi2_lanes...) and the two-byte step over 16-bit lanes (UCS1, and
+ * UCS2 below U+0800) are in the public short_vbmi2.h: the writer's short
+ * path inlines them too. */
+
+U8P_VBMI2 static size_t
+vbmi2_enc_ucs1(const uint8_t *src, size_t n, uint8_t *dst)
+{
+    uint8_t *d = dst;
+    size_t i = 0;
+    while (i < n) {
+        const size_t take = n - i < 32 ? n - i : 32;
+        if (n - i >= 64) {
+            __m512i v = _mm512_loadu_si512(src + i);
+            if (!_mm512_movepi8_mask(v)) {
+                _mm512_storeu_si512(d, v);
+                d += 64;
+                i += 64;
+                continue;
+            }
+        }
+        d += u8p_vbmi2_short_ucs1(src + i, take, d);
+        i += take;
+    }
+    return (size_t)(d - dst);
+}
+
+/* In the UCS2 and UCS4 loops: c's live lanes -> UTF-8 at d; at a
+ * surrogate among them, only the lanes before it, and the loop ends. */
+#define VBMI2_STEP_TO_SURR(c, lanes, take)                                    \
+    {                                                                         \
+        __mmask16 sur_ = _mm512_cmpeq_epi32_mask(_mm512_and_si512((c), kF800), kD800) & (lanes); \
+        if (sur_) {                                                           \
+            size_t first_ = (size_t)__builtin_ctz(sur_);                      \
+            d += u8p_vbmi2_lanes_store(&t_, (c), (__mmask16)u8p_low_bits64(first_), d); \
+            i += first_;                                                      \
+            break;                                                            \
+        }                                                                     \
+        d += u8p_vbmi2_lanes_store(&t_, (c), (lanes), d);                          \
+        i += (take);                                                          \
+    }
+
+U8P_VBMI2 static size_t
+vbmi2_enc_ucs2(const uint16_t *src, size_t n, uint8_t *dst, size_t *done)
+{
+    const __m512i kF800 = _mm512_set1_epi32((int)0xFFFFF800u);
+    const __m512i kD800 = _mm512_set1_epi32(0xD800);
+    const u8p_vbmi2_tab t_ = u8p_vbmi2_tab_make();
+    uint8_t *d = dst;
+    size_t i = 0;
+    if (n < U8P_VBMI2_MIN_UNITS_UCS2)
+        return u8p_scalar_enc_ucs2(src, n, dst, done);
+    if (n <= 32) {
+        /* a short string with no code point from U+0800 (so no surrogate:
+         * Latin, Greek, Cyrillic, Armenian, Hebrew, Arabic, ...; half of
+         * the corpus's UCS2 names): one two-byte step over 32 16-bit lanes
+         * (UCS1's), not the lanes step over one or two groups of 16.  The
+         * test slows the other names down by less than the step speeds
+         * these up, so the writer's UCS2 and mixed names gain overall */
+        const size_t cnt = u8p_vbmi2_short_ucs2(src, n, dst);
+        if (cnt != (size_t)-1) {
+            *done = n;
+            return cnt;
+        }
+    }
+    while (i < n) {
+        size_t take = n - i < 16 ? n - i : 16;
+        __mmask16 lanes = (__mmask16)u8p_low_bits64(take);
+        __m512i c;
+        if (n - i >= 32) {
+            __m512i v = _mm512_loadu_si512(src + i);
+            /* all ASCII (so no surrogate either): narrow and store */
+            if (!_mm512_cmpge_epu16_mask(v, _mm512_set1_epi16(0x80))) {
+                _mm256_storeu_si256((__m256i *)d, _mm512_cvtepi16_epi8(v));
+                d += 32;
+                i += 32;
+                continue;
+            }
+        }
+        c = _mm512_cvtepu16_epi32(_mm512_castsi512_si256(
+            _mm512_maskz_loadu_epi16((__mmask32)lanes, src + i)));
+        VBMI2_STEP_TO_SURR(c, lanes, take);
+    }
+    *done = i;
+    return (size_t)(d - dst);
+}
+
+/* UCS4 length from the leading-zero count: one vpermb of a 64-byte table
+ * turns each lane's lz (0..32, in its low byte; the other three bytes are 0
+ * and fetch entry 0, which is 0) into the lane's byte count.  Surrogates
+ * (U+D800..U+DFFF) are counted as 3 bytes, as the interface asks; whether
+ * there are any is one unsigned min of c - 0xD800 kept over the loop, and
+ * only then are they counted, by the compare-mask kernel. */
+U8P_VBMI2 static size_t
+vbmi_len_ucs4(const uint32_t *src, size_t n, size_t *nsurr)
+{
+    const __m512i kD800 = _mm512_set1_epi32(0xD800);
+    const __m512i bytes_by_lz = _mm512_setr_epi32(
+        0x04040400, 0x04040404, 0x04040404, 0x04040404, /* lz 0 (never), 1..15 */
+        0x03030303, 0x02020203, 0x01010102, 0x01010101, /* 16..20 3, 21..24 2, 25.. 1 */
+        0x00000001, 0, 0, 0, 0, 0, 0, 0);               /* lz 32: U+0000 */
+    size_t i = 0, len = 0, tsurr;
+    while (n - i >= 16) {
+        /* flushed every 8192 steps (as the other length kernels; far from
+         * a 32-bit lane's limit, and the harness's long inputs reach it) */
+        size_t stop = n - i > 16 * 8192 ? i + 16 * 8192 : n - 15;
+        __m512i acc = _mm512_setzero_si512(), m = _mm512_set1_epi32(-1);
+        for (; i < stop; i += 16) {
+            __m512i c = _mm512_loadu_si512(src + i);
+            acc = _mm512_add_epi32(acc, _mm512_permutexvar_epi8(_mm512_lzcnt_epi32(c), bytes_by_lz));
+            m = _mm512_min_epu32(m, _mm512_sub_epi32(c, kD800));
+        }
+        if (_mm512_cmpge_epu32_mask(m, _mm512_set1_epi32(0x800)) != 0xFFFF)
+            return avx512_len_ucs4(src, n, nsurr);
+        len += (size_t)_mm512_reduce_add_epi32(acc);
+    }
+    len += u8p_scalar_len_ucs4(src + i, n - i, &tsurr);
+    *nsurr = tsurr;
+    return len;
+}
+
+/* The long UCS4 loop: 64 code points a round.  A round with a surrogate
+ * (one unsigned min over the four vectors of c - 0xD800 says) leaves the
+ * rest to the careful loop below, which stops at it.  A round of ASCII only
+ * is narrowed and stored (the ASCII step); any other round takes the
+ * lanes step on all four vectors, branch-free: a test per vector
+ * mispredicts on text with an emoji every few words, and real emoji text
+ * (cldr_emoji.tsv) also runs faster without it. */
+U8P_VBMI2_INL size_t
+vbmi_ucs4_rounds(const u8p_vbmi2_tab *t, const uint32_t *src, size_t n, uint8_t **dp)
+{
+    const __m512i kD800 = _mm512_set1_epi32(0xD800);
+    const __m512i kHigh = _mm512_set1_epi32((int)0xFFFFFF80u);
+    uint8_t *d = *dp;
+    size_t i = 0;
+    for (; n - i >= 64; i += 64) {
+        __m512i c[4], m;
+        int k;
+        for (k = 0; k < 4; k++)
+            c[k] = _mm512_loadu_si512(src + i + 16 * k);
+        m = _mm512_min_epu32(
+            _mm512_min_epu32(_mm512_sub_epi32(c[0], kD800), _mm512_sub_epi32(c[1], kD800)),
+            _mm512_min_epu32(_mm512_sub_epi32(c[2], kD800), _mm512_sub_epi32(c[3], kD800)));
+        if (_mm512_cmpge_epu32_mask(m, _mm512_set1_epi32(0x800)) != 0xFFFF)
+            break;
+        /* the ASCII step: all 64 code points ASCII */
+        if (!_mm512_test_epi32_mask(
+                _mm512_or_si512(_mm512_or_si512(c[0], c[1]), _mm512_or_si512(c[2], c[3])),
+                kHigh)) {
+            for (k = 0; k < 4; k++)
+                _mm_storeu_si128((__m128i *)(d + 16 * k), _mm512_cvtepi32_epi8(c[k]));
+            d += 64;
+            continue;
+        }
+        for (k = 0; k < 4; k++) {
+            __m512i o;
+            size_t cnt = u8p_vbmi2_lanes(t, c[k], (__mmask16)0xFFFF, &o);
+            _mm512_mask_storeu_epi8(d, u8p_low_bits64(cnt), o);
+            d += cnt;
+        }
+    }
+    *dp = d;
+    return i;
+}
+
+U8P_VBMI2 static size_t
+vbmi2_enc_ucs4(const uint32_t *src, size_t n, uint8_t *dst, size_t *done)
+{
+    const __m512i kF800 = _mm512_set1_epi32((int)0xFFFFF800u);
+    const __m512i kD800 = _mm512_set1_epi32(0xD800);
+    const u8p_vbmi2_tab t_ = u8p_vbmi2_tab_make();
+    uint8_t *d = dst;
+    size_t i = 0;
+    if (n < U8P_VBMI2_MIN_UNITS_UCS4)
+        return u8p_scalar_enc_ucs4(src, n, dst, done);
+    if (n >= 64)
+        i = vbmi_ucs4_rounds(&t_, src, n, &d);
+    while (i < n) {
+        size_t take = n - i < 16 ? n - i : 16;
+        __mmask16 lanes = (__mmask16)u8p_low_bits64(take);
+        __m512i c = _mm512_maskz_loadu_epi32(lanes, src + i);
+        if (take == 16 && !_mm512_cmpge_epu32_mask(c, _mm512_set1_epi32(0x80))) {
+            _mm_storeu_si128((__m128i *)d, _mm512_cvtepi32_epi8(c));
+            d += 16;
+            i += 16;
+            continue;
+        }
+        VBMI2_STEP_TO_SURR(c, lanes, take);
+    }
+    *done = i;
+    return (size_t)(d - dst);
+}
+
+const u8p_kernels u8p_kernels_avx512_vbmi2 = {
+    "avx512-vbmi2",
+    avx512_len_ucs1,
+    avx512_len_ucs2,
+    vbmi_len_ucs4,
+    vbmi2_enc_ucs1,
+    vbmi2_enc_ucs2,
+    vbmi2_enc_ucs4,
+};
+
+/* ------------------------------------------- the "avx512" level's table */
+
+/*
+ * Each kernel of the AVX-512 level is the fastest for its input size
+ * (bench/c/bench_kernels.c, README "x86 kernels").  UCS1: the masked
+ * VBMI2 encoder below 128 units (no scalar tail, no buffer round trip),
+ * AVX2's block encoder above; the 512-bit UCS1 length.  UCS2: VBMI2 below
+ * 320 units, AVX2 above, and AVX2's length: on text below U+0800
+ * (Cyrillic, ...) AVX2's two-byte step catches up with VBMI2 at about 300
+ * units and wins on longer strings; on CJK VBMI2 wins at every size.
+ * UCS4: VBMI2 at every size, encoder and length.  Without VBMI2, AVX2's
+ * encoders.
+ */
+#define AVX512_SHORT_UCS1 128
+#define AVX512_SHORT_UCS2 320
+
+U8P_VBMI2 static size_t
+avx512_enc1(const uint8_t *src, size_t n, uint8_t *dst)
+{
+    return n < AVX512_SHORT_UCS1 ? vbmi2_enc_ucs1(src, n, dst) : u8p_avx2_enc_ucs1(src, n, dst);
+}
+
+#define DEFINE_BY_SIZE(name, T, limit, short_fn, long_fn)                    \
+    U8P_VBMI2 static size_t name(const T *src, size_t n, uint8_t *dst, size_t *done) \
+    {                                                                         \
+        return (n < (limit) ? short_fn : long_fn)(src, n, dst, done);         \
+    }
+DEFINE_BY_SIZE(avx512_enc2, uint16_t, AVX512_SHORT_UCS2, vbmi2_enc_ucs2, u8p_avx2_enc_ucs2)
+
+/* AVX-512 F + BW */
+const u8p_kernels u8p_kernels_avx512 = {
+    "avx512",          avx512_len_ucs1,   u8p_avx2_len_ucs2,       u8p_avx2_len_ucs4,
+    u8p_avx2_enc_ucs1, u8p_avx2_enc_ucs2, u8p_avx2_enc_ucs4,
+};
+
+/* + VBMI2 */
+const u8p_kernels u8p_kernels_avx512_mixed = {
+    "avx512",    avx512_len_ucs1, u8p_avx2_len_ucs2, vbmi_len_ucs4,
+    avx512_enc1, avx512_enc2, vbmi2_enc_ucs4,
+};
+
+#else /* !U8P_X86_SIMD */
+typedef int u8p_x86_avx512_empty; /* ISO C forbids an empty file */
+#endif

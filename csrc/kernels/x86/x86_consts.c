@@ -1,0 +1,47 @@
+/*
+ * Vector constants of the x86 encoders (x86_enc_impl.h, at 128 and 256
+ * bits: a 128-bit kernel reads the low half of an entry), in their own
+ * translation unit on purpose: when gcc sees the values it rematerializes
+ * every splat inside the hot loops (mov imm, vmovd, vpbroadcast: three uops
+ * each, a dozen constants a block) instead of keeping them in registers or
+ * reading them from memory.  Loaded from here they are plain memory
+ * operands.
+ */
+#include "x86_internal.h"
+
+#if U8P_X86_SIMD
+
+#define W8(x) {.w = {x, x, x, x, x, x, x, x}}
+#define H16(x) {.h = {x, x, x, x, x, x, x, x, x, x, x, x, x, x, x, x}}
+#define B32(x) {.b = {x, x, x, x, x, x, x, x, x, x, x, x, x, x, x, x, \
+                      x, x, x, x, x, x, x, x, x, x, x, x, x, x, x, x}}
+
+U8P_ALIGN32 const u8p_v256 u8p_x86_k[U8P_K_COUNT] = {
+    /* 32-bit lanes */
+    [U8P_K_W7F] = W8(0x7Fu), [U8P_K_W7FF] = W8(0x7FFu), [U8P_K_WFFFF] = W8(0xFFFFu),
+    [U8P_K_WNOT7F] = W8(~0x7Fu), [U8P_K_WNOT7FF] = W8(~0x7FFu),
+    [U8P_K_WNOTFFFF] = W8(~0xFFFFu), [U8P_K_WD800] = W8(0xD800u),
+    [U8P_K_SEXT_SHUF] = {.b = {1, 2, 0, 1, 5, 6, 4, 5, 9, 10, 8, 9, 13, 14, 12, 13,
+                               1, 2, 0, 1, 5, 6, 4, 5, 9, 10, 8, 9, 13, 14, 12, 13}},
+    [U8P_K_W0FC0FC00] = W8(0x0FC0FC00u), [U8P_K_W04000040] = W8(0x04000040u),
+    [U8P_K_W003F03F0] = W8(0x003F03F0u), [U8P_K_W01000010] = W8(0x01000010u),
+    /* UTF-8 marker bits by (-k) & 3 for a sequence of 1 + k bytes */
+    [U8P_K_MARKS] = {.w = {0, 0x808080F0u, 0x8080E000u, 0x80C00000u,
+                           0, 0x808080F0u, 0x8080E000u, 0x80C00000u}},
+    /* the per-threshold deltas of those markers (128-bit kernels xor them) */
+    [U8P_K_W80C00000] = W8(0x80C00000u), [U8P_K_W0040E000] = W8(0x0040E000u),
+    [U8P_K_W000060F0] = W8(0x000060F0u),
+    [U8P_K_IOTA32] = {.w = {0, 1, 2, 3, 4, 5, 6, 7}},
+    /* 16-bit lanes */
+    [U8P_K_H003F] = H16(0x003Fu), [U8P_K_H007F] = H16(0x007Fu), [U8P_K_H80C0] = H16(0x80C0u),
+    [U8P_K_HFF80] = H16(0xFF80u), [U8P_K_HF800] = H16(0xF800u), [U8P_K_HD800] = H16(0xD800u),
+    [U8P_K_H3F00] = H16(0x3F00u), [U8P_K_H8080] = H16(0x8080u), [U8P_K_H0040] = H16(0x0040u),
+    [U8P_K_H0F00] = H16(0x0F00u), [U8P_K_HE000] = H16(0xE000u),
+    [U8P_K_IOTA16] = {.h = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}},
+    /* bytes */
+    [U8P_K_BBF] = B32(0xBFu), [U8P_K_BC2] = B32(0xC2u),
+};
+
+#else
+typedef int u8p_x86_consts_empty; /* ISO C forbids an empty file */
+#endif

@@ -1,0 +1,636 @@
+/*
+ * The x86 length and encode kernels, written once for 128- and 256-bit
+ * vectors; included by x86_enc.c once per width (no include guard, on
+ * purpose; it undefines its parameters at the end).  x86_enc.c's header
+ * comment describes the scheme.  The includer defines:
+ *
+ *   U8P_VP          the width's operation prefix (x86_vec.h)
+ *   U8P_EN          the prefix of the functions made here
+ *   U8P_ET          their target attribute; EN_INL the same plus
+ *                   always_inline (block steps: gcc would otherwise call
+ *                   the bigger ones out of line)
+ *                   (the length and encode kernels are external:
+ *                   x86_avx512.c uses AVX2's)
+ *   ENC_MIN_UCS4    below this many units enc_ucs4 hands the whole input to
+ *                   the scalar loop
+ *   ENC_TABLE, ENC_NAME  the u8p_kernels table made of them, its name
+ *
+ * Vocabulary: a vector holds UPV UCS2 units (16-bit lanes) or QPV UCS4
+ * units; blocks are 16 units at every width (SSE: 2 vectors of UCS2,
+ * 4 of UCS4; AVX2: 1 and 2), the unit of the surrogate look-ahead.
+ * Every store is 16 bytes wide (one 128-bit lane of output at a time) and
+ * may run past the block's own bytes: a block is only encoded when enough
+ * surrogate-free units follow it that the extra bytes still fall inside
+ * dst's exact length (every unit encodes to at least one byte).
+ */
+#define EN(x) U8P_CAT(U8P_EN, x)
+/* block steps: gcc would otherwise call the bigger ones out of line */
+#define EN_INL U8P_ET U8P_ALWAYS_INLINE
+#define UPV (VW / 2)
+#define QPV (VW / 4)
+#define NLANE (VW / 16)
+
+/* Units needed surrogate-free from a block's start: its last 16-byte store
+ * starts at most at unit 12's bytes. */
+#define ENC_NEED 28
+/* Shorter tails than this are left to the scalar loops. */
+#define ENC_TAIL_MIN 4
+/* From this many Latin-1 bytes on, a tail goes through short_ucs1. */
+#define ENC_UCS1_SHORT 8
+
+/* ---------------------------------------------------------------- lengths */
+
+U8P_ET size_t
+EN(len_ucs1)(const uint8_t *src, size_t n)
+{
+    size_t i = 0, high = 0;
+    int j;
+    for (; i + 64 <= n; i += 64) {
+        uint64_t m = 0;
+        for (j = 0; j < 64; j += VW)
+            m |= vmhigh(vld(src + i + j)) << j;
+        high += (size_t)__builtin_popcountll(m);
+    }
+    for (; i + VW <= n; i += VW)
+        high += (size_t)__builtin_popcountll(vmhigh(vld(src + i)));
+    return i + high + u8p_scalar_len_ucs1(src + i, n - i);
+}
+
+U8P_ET size_t
+EN(len_ucs2)(const uint16_t *src, size_t n, size_t *nsurr)
+{
+    const vec zero = vzero();
+    size_t i = 0, lt = 0, surr = 0, tsurr, tlen;
+    /* lt counts (cp < 0x80) + (cp < 0x800): a unit takes 3 - that bytes.
+     * 16-bit lanes grow by at most 2 a vector: flush every 8192. */
+    while (i + UPV <= n) {
+        size_t blocks = (n - i) / UPV, b;
+        vec acc = zero, accs = zero;
+        if (blocks > 8192)
+            blocks = 8192;
+        for (b = 0; b < blocks; b++, i += UPV) {
+            vec v = vld(src + i), hi = vand(v, vk(HF800));
+            acc = vsub16(acc, vcmpeq16(vand(v, vk(HFF80)), zero));
+            acc = vsub16(acc, vcmpeq16(hi, zero));
+            accs = vsub16(accs, vcmpeq16(hi, vk(HD800)));
+        }
+        lt += vhsum16(acc);
+        surr += vhsum16(accs);
+    }
+    tlen = u8p_scalar_len_ucs2(src + i, n - i, &tsurr);
+    *nsurr = surr + tsurr;
+    return 3 * i - lt + tlen;
+}
+
+U8P_ET size_t
+EN(len_ucs4)(const uint32_t *src, size_t n, size_t *nsurr)
+{
+    const vec zero = vzero();
+    size_t i = 0, i0, lt = 0, astral = 0, surr = 0, tsurr = 0, tlen = 0;
+    /* UPV units a step, narrowed to 16 bits by the saturating pack (which
+     * sends astral code points to 0xFFFF: neither "< 0x80", "< 0x800" nor
+     * a surrogate, as wanted).  A unit takes 3 - lt + astral bytes, lt the
+     * thresholds 0x80, 0x800 it is under.  Flush every 8192 steps. */
+    while (i + UPV <= n) {
+        size_t blocks = (n - i) / UPV, b;
+        vec acc = zero, accs = zero, acca = zero;
+        if (blocks > 8192)
+            blocks = 8192;
+        for (b = 0; b < blocks; b++, i += UPV) {
+            vec x = vld(src + i), y = vld(src + i + QPV);
+            vec p = vpackus32(x, y), hi = vand(p, vk(HF800));
+            acca = vsub32(acca, vcmpgt32(x, vk(WFFFF)));
+            acca = vsub32(acca, vcmpgt32(y, vk(WFFFF)));
+            acc = vsub16(acc, vcmpeq16(vand(p, vk(HFF80)), zero));
+            acc = vsub16(acc, vcmpeq16(hi, zero));
+            accs = vsub16(accs, vcmpeq16(hi, vk(HD800)));
+        }
+        lt += vhsum16(acc);
+        surr += vhsum16(accs);
+        astral += vhsum32(acca);
+    }
+    i0 = i;
+    /* the last units, a vector at a time through zero-padded loads
+     * (padding lanes are 0: no threshold, no surrogate); 4 mask bits a lane */
+    for (; i < n; i += QPV) {
+        size_t r = n - i < QPV ? n - i : QPV;
+        vec x = vldpart((const uint8_t *)(src + i), 4 * r);
+        tlen += r + (size_t)(__builtin_popcountll(vmhigh(vcmpgt32(x, vk(W7F))))
+                             + __builtin_popcountll(vmhigh(vcmpgt32(x, vk(W7FF))))
+                             + __builtin_popcountll(vmhigh(vcmpgt32(x, vk(WFFFF)))))
+                            / 4;
+        tsurr += (size_t)__builtin_popcountll(
+                     vmhigh(vcmpeq32(vand(x, vk(WNOT7FF)), vk(WD800))))
+                 / 4;
+    }
+    *nsurr = surr + tsurr;
+    return 3 * i0 - lt + astral + tlen;
+}
+
+/* ------------------------------------------------------------ block steps */
+
+#define ENC_AT1(p) (8 * (p) + (size_t)__builtin_popcountll(m & (((uint64_t)1 << (8 * (p))) - 1)))
+
+/* VW Latin-1 bytes, m their high-bit mask -> VW..2VW bytes.  A byte
+ * >= 0x80 becomes [0xC2 + (c >= 0xC0), c & 0xBF]; every byte is paired
+ * with its would-be trail in a 16-bit lane and u8p_shuf2 drops the trail of
+ * ASCII bytes.  Stores 16 bytes at the start of every 8 units' bytes. */
+EN_INL size_t
+EN(enc1)(vec v, uint64_t m, uint8_t *d)
+{
+    /* signed: c >= 0xC0 is > -65; ASCII too, but the blend keeps it */
+    vec lead = vsub8(vk(BC2), vcmpgt8(v, vk(BBF)));
+    vec first = vblend(v, lead, v); /* high bit of v selects */
+    vec trail = vand(v, vk(BBF));
+    /* per 128-bit lane: unpacklo = its bytes 0..7, unpackhi = 8..15 */
+    vec a = vunpacklo8(first, trail), b = vunpackhi8(first, trail);
+    int j;
+    a = vshuf8(a, vrows(u8p_shuf2[m & 0xFF], u8p_shuf2[(m >> 16) & 0xFF]));
+    b = vshuf8(b, vrows(u8p_shuf2[(m >> 8) & 0xFF], u8p_shuf2[(m >> 24) & 0xFF]));
+    /* piece p (8 units) starts at 8p + the high bits before it */
+    for (j = 0; j < NLANE; j++) {
+        _mm_storeu_si128((__m128i *)(d + ENC_AT1(2 * j)), vlane(a, j));
+        _mm_storeu_si128((__m128i *)(d + ENC_AT1(2 * j + 1)), vlane(b, j));
+    }
+    return VW + (size_t)__builtin_popcountll(m);
+}
+
+/* UPV code points < 0x800 in 16-bit lanes -> UPV..2UPV bytes; stores 16
+ * bytes at the start of every 8 units' bytes. */
+EN_INL size_t
+EN(enc2)(vec v, uint8_t *d)
+{
+    /* [0xC0 | c >> 6, 0x80 | (c & 0x3F)] as a little-endian 16-bit lane */
+    vec two = vor(vor(vsrl16(v, 6), vsll16(vand(v, vk(H003F)), 8)), vk(H80C0));
+    vec big = vcmpgt16(v, vk(H007F));
+    /* bits 16j .. 16j+7: the units of 128-bit lane j */
+    uint64_t m = vmhigh(vpacks16(big, vzero()));
+    vec w = vshuf8(vblend(v, two, big),
+                   vrows(u8p_shuf2[m & 0xFF], u8p_shuf2[(m >> 16) & 0xFF]));
+    size_t n0 = 8 + (size_t)__builtin_popcountll(m & 0xFF);
+    _mm_storeu_si128((__m128i *)d, vlane(w, 0));
+    if (NLANE > 1)
+        _mm_storeu_si128((__m128i *)(d + n0), vlane(w, 1));
+    return UPV + (size_t)__builtin_popcountll(m);
+}
+
+/* UPV code points < 0x10000 (no surrogates) in 16-bit lanes -> UPV..3UPV
+ * bytes.  Each code point's UTF-8 is built right-aligned in a 32-bit lane
+ * (the layout of utf8_lanes below) from two 16-bit halves: hi = [b2, b3]
+ * (b3 the last byte) and lo = [-, b1] (the lead of a 3-byte sequence), so
+ * the arithmetic runs on UPV units a vector; unpacking lo/hi gives the
+ * lanes.  Stores 16 bytes at the start of every 4 units' bytes. */
+EN_INL size_t
+EN(enc3)(vec v, uint8_t *d)
+{
+    const vec zero = vzero();
+    vec lt80 = vcmpeq16(vand(v, vk(HFF80)), zero);
+    vec lt800 = vcmpeq16(vand(v, vk(HF800)), zero);
+    vec v8 = vsll16(v, 8);
+    /* b3 = 0x80 | (c & 0x3F); b2 = 0x80 | ((c >> 6) & 0x3F), plus 0x40 when
+     * b2 is a 2-byte lead (0xC0 | c >> 6, c >> 6 < 0x20) */
+    vec hi = vor(vor(vand(v8, vk(H3F00)), vand(vsrl16(v, 6), vk(H003F))),
+                 vor(vk(H8080), vand(vandnot(lt80, lt800), vk(H0040))));
+    /* b1 = 0xE0 | c >> 12 (only used by 3-byte lanes) */
+    vec lo = vor(vand(vsrl16(v, 4), vk(H0F00)), vk(HE000));
+    vec a, b;
+    /* per 128-bit lane j: bits 16j.. "< 0x80" of its 8 units, 16j+8..
+     * "< 0x800"; k = 2 - those */
+    uint64_t m = ~vmhigh(vpacks16(lt80, lt800));
+    unsigned x0, x1;
+    size_t n0, n1, n2;
+    hi = vblend(hi, v8, lt80); /* ASCII: b3 = c */
+    /* per 128-bit lane: unpacklo = its units 0..3, unpackhi = 4..7 */
+    x0 = (unsigned)u8p_spread8[m & 0xFF] + u8p_spread8[(m >> 8) & 0xFF];
+    x1 = (unsigned)u8p_spread8[(m >> 16) & 0xFF] + u8p_spread8[(m >> 24) & 0xFF];
+    a = vshuf8(vunpacklo16(lo, hi), vrows(u8p_shuf4[x0 & 0xFF], u8p_shuf4[x1 & 0xFF]));
+    b = vshuf8(vunpackhi16(lo, hi), vrows(u8p_shuf4[x0 >> 8], u8p_shuf4[x1 >> 8]));
+    n0 = u8p_len4[x0 & 0xFF];
+    n1 = n0 + u8p_len4[x0 >> 8];
+    _mm_storeu_si128((__m128i *)d, vlane(a, 0));
+    _mm_storeu_si128((__m128i *)(d + n0), vlane(b, 0));
+    if (NLANE == 1)
+        return n1;
+    n2 = n1 + u8p_len4[x1 & 0xFF];
+    _mm_storeu_si128((__m128i *)(d + n1), vlane(a, 1));
+    _mm_storeu_si128((__m128i *)(d + n2), vlane(b, 1));
+    return n2 + u8p_len4[x1 >> 8];
+}
+
+/* The UTF-8 of QPV code points (no surrogates, <= 0x10FFFF), one per
+ * 32-bit lane, and in *ab the masks that pick their u8p_shuf4n row.
+ *
+ * Lane layout shared by every 3-/4-byte path (and the AVX-512 and NEON
+ * files): a sequence of 1 + k bytes sits right-aligned in its lane, lead in
+ * byte 3 - k, last byte in byte 3; u8p_shuf4 is indexed by the four k
+ * (2 bits each) and picks exactly those bytes, lane after lane.  u8p_shuf4n
+ * holds the same rows under an index that compares give directly:
+ * a = ge80 ^ ge10000 and b = ge800 per lane, packed here to 16-bit lanes
+ * [a0..a3, b0..b3] per 128-bit lane; packs_epi16 of two of them and a
+ * movemask make two indices at once. */
+EN_INL vec
+EN(utf8_lanes)(vec c, vec *ab)
+{
+    vec ge80 = vcmpgt32(c, vk(W7F));
+    vec ge800 = vcmpgt32(c, vk(W7FF));
+    vec ge10000 = vcmpgt32(c, vk(WFFFF));
+    /* The four 6-bit groups of c, highest in byte 0 and lowest in byte 3.
+     * Read as a big-endian 24-bit number [c2, c1, c0] this is splitting 3
+     * bytes into 4 sextets: shuffle each lane to [c1, c2, c0, c1], then
+     * per 16-bit half one multiply-high moves a sextet down and one
+     * multiply-low moves the other up. */
+    vec in = vshuf8(c, vk(SEXT_SHUF));
+    vec s = vor(vmulhi16u(vand(in, vk(W0FC0FC00)), vk(W04000040)),
+                vmullo16(vand(in, vk(W003F03F0)), vk(W01000010)));
+    *ab = vpacks32(vxor(ge80, ge10000), ge800);
+    /* ASCII keeps all 7 bits in byte 3 */
+    return vblend(vsll32(c, 24), vor(s, vmarks(ge80, ge800, ge10000)), ge80);
+}
+
+/* UPV code points (no surrogates, <= 0x10FFFF) in a, b -> UPV..4UPV bytes,
+ * one movemask for every table row.  Stores 16 bytes at the start of
+ * every 4 units' bytes. */
+EN_INL size_t
+EN(enc4)(vec a, vec b, uint8_t *d)
+{
+    vec aba, abb;
+    vec sa = EN(utf8_lanes)(a, &aba), sb = EN(utf8_lanes)(b, &abb);
+    /* per 128-bit lane j: byte 2j the row of a's units, 2j+1 of b's */
+    uint64_t m = vmhigh(vpacks16(aba, abb));
+    unsigned x0 = (unsigned)m & 0xFF, x1 = (unsigned)(m >> 8) & 0xFF;
+    unsigned x2 = (unsigned)(m >> 16) & 0xFF, x3 = (unsigned)(m >> 24) & 0xFF;
+    size_t n0 = u8p_len4n[x0], n1, n2;
+    sa = vshuf8(sa, vrows(u8p_shuf4n[x0], u8p_shuf4n[x2]));
+    sb = vshuf8(sb, vrows(u8p_shuf4n[x1], u8p_shuf4n[x3]));
+    _mm_storeu_si128((__m128i *)d, vlane(sa, 0));
+    if (NLANE == 1) {
+        _mm_storeu_si128((__m128i *)(d + n0), vlane(sb, 0));
+        return n0 + u8p_len4n[x1];
+    }
+    n1 = n0 + u8p_len4n[x2];
+    n2 = n1 + u8p_len4n[x1];
+    _mm_storeu_si128((__m128i *)(d + n0), vlane(sa, 1));
+    _mm_storeu_si128((__m128i *)(d + n1), vlane(sb, 0));
+    _mm_storeu_si128((__m128i *)(d + n2), vlane(sb, 1));
+    return n2 + u8p_len4n[x3];
+}
+
+/* UPV surrogate-free code points < 0x10000 in the 16-bit lanes of w16 ->
+ * their UTF-8 at d.  The branches test probe (w16 itself, or the UCS4
+ * vectors it was narrowed from, against the same thresholds in 32-bit
+ * lanes), which is ready before the narrowing: mixed text mispredicts
+ * these branches, and the earlier they resolve the less that costs. */
+EN_INL size_t
+EN(ladder)(vec w16, vec probe, vec not7f, vec not7ff, uint8_t *d)
+{
+    if (vtestz(probe, not7f)) {
+        vsthalf(d, vnarrow16(w16));
+        return UPV;
+    }
+    if (vtestz(probe, not7ff))
+        return EN(enc2)(w16, d);
+    return EN(enc3)(w16, d);
+}
+
+/* UPV surrogate-free UCS2 units -> their UTF-8 at d */
+EN_INL size_t
+EN(ucs2v)(vec v, uint8_t *d)
+{
+    return EN(ladder)(v, v, vk(HFF80), vk(HF800), d);
+}
+
+/* UPV surrogate-free UCS4 units in a, b below U+10000 -> their UTF-8 at d
+ * (narrowed: values < 0x10000 survive the saturating pack) */
+EN_INL size_t
+EN(ucs4bmp)(vec a, vec b, uint8_t *d)
+{
+    return EN(ladder)(vpack32to16(a, b), vor(a, b), vk(WNOT7F), vk(WNOT7FF), d);
+}
+
+/* UPV surrogate-free UCS4 units in a, b -> their UTF-8 at d */
+EN_INL size_t
+EN(ucs4v)(vec a, vec b, uint8_t *d)
+{
+    if (vtestz(vor(a, b), vk(WNOTFFFF)))
+        return EN(ucs4bmp)(a, b, d);
+    return EN(enc4)(a, b, d);
+}
+
+/* A 16-unit block of surrogate-free code units at p -> UTF-8 at d. */
+EN_INL size_t
+EN(ucs2x16)(const uint16_t *p, uint8_t *d)
+{
+    size_t o = 0;
+    int j;
+    for (j = 0; j < 16; j += UPV)
+        o += EN(ucs2v)(vld(p + j), d + o);
+    return o;
+}
+
+/* A 16-unit block of surrogate-free UCS4 units in v (QPV a vector) ->
+ * UTF-8 at d. */
+EN_INL size_t
+EN(ucs4x16)(const vec *v, uint8_t *d)
+{
+    vec any = vzero();
+    size_t o = 0;
+    int j;
+    for (j = 0; j < 16 / QPV; j++)
+        any = vor(any, v[j]);
+    if (!vtestz(any, vk(WNOTFFFF))) {
+        /* astral code points about: the general step, one predictable
+         * branch instead of the ladder's */
+        for (j = 0; j < 16 / QPV; j += 2)
+            o += EN(enc4)(v[j], v[j + 1], d + o);
+        return o;
+    }
+    for (j = 0; j < 16 / QPV; j += 2)
+        o += EN(ucs4bmp)(v[j], v[j + 1], d + o);
+    return o;
+}
+
+EN_INL size_t
+EN(ucs4x16p)(const uint32_t *p, uint8_t *d)
+{
+    vec v[16 / QPV];
+    int j;
+    for (j = 0; j < 16 / QPV; j++)
+        v[j] = vld(p + j * QPV);
+    return EN(ucs4x16)(v, d);
+}
+
+/* surrogate lanes of v (16- or 32-bit) */
+#define SURR16(v) vcmpeq16(vand((v), vk(HF800)), vk(HD800))
+#define SURR32(v) vcmpeq32(vand((v), vk(WNOT7FF)), vk(WD800))
+
+/* the 16 UCS2 (ucs4 = 0) or UCS4 units at p into v; whether any is a
+ * surrogate */
+EN_INL int
+EN(ld_surr)(const void *p, vec *v, int ucs4)
+{
+    vec s = vzero();
+    int j;
+    for (j = 0; j < (ucs4 ? 16 / QPV : 16 / UPV); j++) {
+        v[j] = vld((const uint8_t *)p + j * VW);
+        s = vor(s, ucs4 ? SURR32(v[j]) : SURR16(v[j]));
+    }
+    return !vtestz(s, s);
+}
+
+/* first surrogate in src[i, end) (UCS2 or UCS4 units), or end */
+EN_INL size_t
+EN(scan_surr)(const void *src, size_t i, size_t end, int ucs4)
+{
+    const size_t per = ucs4 ? QPV : UPV;
+    for (; i + per <= end; i += per) {
+        const uint8_t *p = (const uint8_t *)src + i * (ucs4 ? 4 : 2);
+        uint64_t m = vmhigh(ucs4 ? SURR32(vld(p)) : SURR16(vld(p)));
+        if (m)
+            return i + (size_t)__builtin_ctzll(m) / (ucs4 ? 4 : 2);
+    }
+    for (; i < end; i++) {
+        if (U8P_IS_SURROGATE(ucs4 ? ((const uint32_t *)src)[i] : ((const uint16_t *)src)[i]))
+            return i;
+    }
+    return end;
+}
+
+U8P_ET static size_t
+EN(scan_surr16)(const uint16_t *src, size_t i, size_t end)
+{
+    return EN(scan_surr)(src, i, end, 0);
+}
+
+U8P_ET static size_t
+EN(scan_surr32)(const uint32_t *src, size_t i, size_t end)
+{
+    return EN(scan_surr)(src, i, end, 1);
+}
+
+/* --------------------------------------------------------------- encoders */
+
+/* The blocks of src from i on, each once ENC_NEED surrogate-free units are
+ * known to follow its start: the scan looks ahead a chunk at a time.  Ends
+ * with [i, lim) surrogate-free and shorter than ENC_NEED, and lim at n or
+ * (stopped) at a surrogate. */
+#define ENC_SCAN_LOOP(scan, block)                                            \
+    for (lim = i;;) {                                                         \
+        if (i + ENC_NEED > lim) {                                             \
+            size_t to_;                                                       \
+            if (stopped || lim == n)                                          \
+                break;                                                        \
+            to_ = n - lim > U8P_SURR_SCAN_CHUNK ? lim + U8P_SURR_SCAN_CHUNK : n; \
+            lim = scan(src, lim, to_);                                        \
+            stopped = lim < to_;                                              \
+            continue;                                                         \
+        }                                                                     \
+        d += block(src + i, d);                                               \
+        i += 16;                                                              \
+    }
+
+/* r < 2VW Latin-1 bytes -> their UTF-8 at d, exactly: encoded from
+ * zero-padded loads (a 0 encodes as one byte, at the end) into a buffer,
+ * no per-byte branch, the real bytes copied out. */
+U8P_ET static size_t
+EN(short_ucs1)(const uint8_t *src, size_t r, uint8_t *d)
+{
+    uint8_t buf[4 * VW + 16];
+    size_t o;
+    vec v = vldpart(src, r > VW ? VW : r);
+    o = EN(enc1)(v, vmhigh(v), buf);
+    if (r > VW) {
+        v = vldpart(src + VW, r - VW);
+        o += EN(enc1)(v, vmhigh(v), buf + o) - (2 * VW - r);
+    }
+    else {
+        o -= VW - r;
+    }
+    u8p_copy_short(d, buf, o);
+    return o;
+}
+
+U8P_ET size_t
+EN(enc_ucs1)(const uint8_t *src, size_t n, uint8_t *dst)
+{
+    uint8_t *d = dst;
+    size_t i = 0;
+    while (i + VW <= n) {
+        vec v = vld(src + i);
+        uint64_t m = vmhigh(v);
+        if (!m) {
+            vst(d, v);
+            d += VW;
+            i += VW;
+            continue;
+        }
+        /* the last 16-byte store starts at unit i + VW - 8 */
+        if (i + VW + 8 > n)
+            break;
+        d += EN(enc1)(v, m, d);
+        i += VW;
+    }
+    /* the last n - i < VW + 8 bytes */
+    if (n - i >= ENC_UCS1_SHORT)
+        return (size_t)(d - dst) + EN(short_ucs1)(src + i, n - i, d);
+    return (size_t)(d - dst) + u8p_enc_ucs1_nobranch(src + i, n - i, d);
+}
+
+/* 1 <= n < ENC_NEED UCS2 (ucs4 = 0) or UCS4 units, a whole input or the
+ * surrogate-free tail of one: loaded zero-padded (no memcpy to a buffer:
+ * its small stores would stall the vector loads); with check, the first
+ * surrogate found with one compare a vector and the units from it on
+ * zeroed; every vector encoded into a buffer (a 0 encodes as one byte) and
+ * the bytes of src[0, k) copied out; k in *done.  UCS4 with check takes
+ * the general 4-byte step (a whole UCS4 input has an astral code point
+ * somewhere: no ladder of mispredicted branches), a UCS4 tail the ladder. */
+EN_INL size_t
+EN(part)(const void *src, size_t n, uint8_t *dst, size_t *done, int ucs4, int check)
+{
+    const size_t per = ucs4 ? QPV : UPV, usz = ucs4 ? 4 : 2, nvec = 32 / per;
+    const uint8_t *p = (const uint8_t *)src;
+    size_t nb = usz * n, k = n, o = 0, j;
+    uint8_t buf[4 * 32 + 16];
+    vec v[32 / QPV];
+    for (j = 0; j < nvec; j++) {
+        size_t at = j * VW;
+        v[j] = nb > at ? vldpart(p + at, nb - at < VW ? nb - at : VW) : vzero();
+    }
+    if (check) {
+        /* padding lanes are 0, never a surrogate */
+        for (j = 0; j < nvec && k == n; j++) {
+            uint64_t m = vmhigh(ucs4 ? SURR32(v[j]) : SURR16(v[j])); /* usz bits a unit */
+            if (m)
+                k = j * per + (size_t)__builtin_ctzll(m) / usz;
+        }
+        for (j = 0; k < n && j < nvec; j++) {
+            long lim = (long)k - (long)(j * per);
+            vec l = ucs4 ? vset32(lim < 0 ? 0 : lim) : vset16(lim < 0 ? 0 : lim);
+            v[j] = vand(v[j], ucs4 ? vcmpgt32(l, vk(IOTA32)) : vcmpgt16(l, vk(IOTA16)));
+        }
+    }
+    for (j = 0; j * UPV < n; j++)
+        o += !ucs4  ? EN(ucs2v)(v[j], buf + o)
+             : check ? EN(enc4)(v[2 * j], v[2 * j + 1], buf + o)
+                     : EN(ucs4v)(v[2 * j], v[2 * j + 1], buf + o);
+    o -= j * UPV - k;
+    u8p_copy_short(dst, buf, o);
+    *done = k;
+    return o;
+}
+
+U8P_ET size_t
+EN(enc_ucs2)(const uint16_t *src, size_t n, uint8_t *dst, size_t *done)
+{
+    uint8_t *d = dst;
+    size_t i = 0, lim, k, w;
+    int stopped = 0, j; /* stopped: lim is a surrogate's index */
+    if (n < ENC_NEED)
+        return n < U8P_X86_MIN_UNITS_UCS2 ? u8p_scalar_enc_ucs2(src, n, dst, done)
+                                          : EN(part)(src, n, dst, done, 0, 1);
+    /* Main loop: block i is encoded once the next 16 units are known
+     * surrogate-free, which keeps its stores inside dst; no scan. */
+    if (n >= 32) {
+        vec v[16 / UPV], nv[16 / UPV];
+        if (!EN(ld_surr)(src, v, 0)) {
+            while (i + 32 <= n && !EN(ld_surr)(src + i + 16, nv, 0)) {
+                for (j = 0; j < 16 / UPV; j++) {
+                    d += EN(ucs2v)(v[j], d);
+                    v[j] = nv[j];
+                }
+                i += 16;
+            }
+        }
+    }
+    /* The rest, with the surrogate scan. */
+    ENC_SCAN_LOOP(EN(scan_surr16), EN(ucs2x16));
+    /* [i, lim) is surrogate-free and shorter than ENC_NEED */
+    if (lim - i >= ENC_TAIL_MIN) {
+        size_t r = lim - i;
+        if (lim >= 32) {
+            /* the 32 units up to lim all ASCII: rewrite their bytes (those
+             * before the tail are already there, the same) */
+            vec any = vzero();
+            for (j = 0; j < 32; j += UPV)
+                any = vor(any, vld(src + lim - 32 + j));
+            if (vtestz(any, vk(HFF80))) {
+                for (j = 0; j < 32; j += UPV)
+                    vsthalf(d + r - 32 + j, vnarrow16(vld(src + lim - 32 + j)));
+                d += r;
+                i = lim;
+            }
+        }
+        if (i < lim) {
+            d += EN(part)(src + i, r, d, &k, 0, 1);
+            i = lim;
+        }
+    }
+    w = u8p_scalar_enc_ucs2(src + i, n - i, d, &k);
+    *done = i + k;
+    return (size_t)(d - dst) + w;
+}
+
+U8P_ET size_t
+EN(enc_ucs4)(const uint32_t *src, size_t n, uint8_t *dst, size_t *done)
+{
+    uint8_t *d = dst;
+    size_t i = 0, lim, k, w;
+    int stopped = 0, j;
+    vec v[16 / QPV], nv[16 / QPV];
+    /* below the cut-off, the scalar level's own function: the same loop
+     * inlined here, built for this target, runs write_strings of short UCS4
+     * strs (emoji among ASCII) slower than the scalar level itself; the
+     * call costs less than that */
+    if (n < ENC_MIN_UCS4)
+        return u8p_kernels_scalar.enc_ucs4(src, n, dst, done);
+    if (n < ENC_NEED)
+        return EN(part)(src, n, dst, done, 1, 1);
+    /* Main loop: block i is encoded once the next 16 units are known
+     * surrogate-free, which keeps its stores inside dst; no scan. */
+    if (n >= 32 && !EN(ld_surr)(src, v, 1)) {
+        /* the block stays in registers where it fits in two (256-bit);
+         * with four (128-bit) gcc spilled them, so it is loaded again */
+        while (i + 32 <= n && !EN(ld_surr)(src + i + 16, nv, 1)) {
+            if (16 / QPV > 2)
+                EN(ld_surr)(src + i, v, 1);
+            d += EN(ucs4x16)(v, d);
+            for (j = 0; j < 16 / QPV; j++)
+                v[j] = nv[j];
+            i += 16;
+        }
+    }
+    /* The rest, with the surrogate scan. */
+    ENC_SCAN_LOOP(EN(scan_surr32), EN(ucs4x16p));
+    /* [i, lim) is surrogate-free and shorter than ENC_NEED */
+    if (lim - i >= ENC_TAIL_MIN) {
+        d += EN(part)(src + i, lim - i, d, &k, 1, 0);
+        i = lim;
+    }
+    w = u8p_scalar_enc_ucs4(src + i, n - i, d, &k);
+    *done = i + k;
+    return (size_t)(d - dst) + w;
+}
+
+const u8p_kernels ENC_TABLE = {
+    ENC_NAME,       EN(len_ucs1), EN(len_ucs2), EN(len_ucs4),
+    EN(enc_ucs1),   EN(enc_ucs2), EN(enc_ucs4),
+};
+
+#undef ENC_AT1
+#undef ENC_SCAN_LOOP
+#undef SURR16
+#undef SURR32
+#undef ENC_NEED
+#undef ENC_TAIL_MIN
+#undef ENC_UCS1_SHORT
+#undef UPV
+#undef QPV
+#undef NLANE
+#undef EN
+#undef EN_INL
+/* the parameters: the next instantiation defines its own */
+#undef U8P_VP
+#undef U8P_EN
+#undef U8P_ET
+#undef ENC_MIN_UCS4
+#undef ENC_TABLE
+#undef ENC_NAME

@@ -1,0 +1,45 @@
+/*
+ * Private to csrc/kernels: what the x86 SIMD files (this folder) and the
+ * dispatchers share.  Empty unless U8P_X86_SIMD (kernels.h).
+ */
+#ifndef UTF8PFX_X86_INTERNAL_H
+#define UTF8PFX_X86_INTERNAL_H
+
+#include "../attrs.h"
+#include "../generic/simd_internal.h"
+#include "../kernels.h"
+
+#if U8P_X86_SIMD
+/* The AVX2 kernels, which the AVX-512 table uses where they are faster. */
+size_t u8p_avx2_len_ucs2(const uint16_t *src, size_t n, size_t *nsurr);
+size_t u8p_avx2_len_ucs4(const uint32_t *src, size_t n, size_t *nsurr);
+size_t u8p_avx2_enc_ucs1(const uint8_t *src, size_t n, uint8_t *dst);
+size_t u8p_avx2_enc_ucs2(const uint16_t *src, size_t n, uint8_t *dst, size_t *done);
+size_t u8p_avx2_enc_ucs4(const uint32_t *src, size_t n, uint8_t *dst, size_t *done);
+/* Vector constants of the x86 encoders (x86_consts.c says why they live in
+ * another file); index by enum u8p_x86_k. */
+typedef union {
+    uint8_t b[32];
+    uint16_t h[16];
+    uint32_t w[8];
+} u8p_v256;
+enum u8p_x86_k {
+    U8P_K_W7F, U8P_K_W7FF, U8P_K_WFFFF, U8P_K_WNOT7F, U8P_K_WNOT7FF, U8P_K_WNOTFFFF,
+    U8P_K_WD800, U8P_K_SEXT_SHUF, U8P_K_W0FC0FC00, U8P_K_W04000040, U8P_K_W003F03F0,
+    U8P_K_W01000010, U8P_K_MARKS, U8P_K_W80C00000, U8P_K_W0040E000, U8P_K_W000060F0,
+    U8P_K_IOTA32, U8P_K_H003F, U8P_K_H007F, U8P_K_H80C0, U8P_K_HFF80, U8P_K_HF800,
+    U8P_K_HD800, U8P_K_H3F00, U8P_K_H8080, U8P_K_H0040, U8P_K_H0F00, U8P_K_HE000,
+    U8P_K_IOTA16, U8P_K_BBF, U8P_K_BC2, U8P_K_COUNT
+};
+extern U8P_ALIGN32 const u8p_v256 u8p_x86_k[U8P_K_COUNT];
+
+/* AVX-512 with VBMI2 (vpcompressb): the level's table on such CPUs
+ * (u8p_kernels_avx512_mixed, kernels.h) mixes VBMI2 and AVX2 encoders by
+ * input size; the all-VBMI2 table is reached through u8p_kernels_variants
+ * only, for tests: on long strings its encoders are slower than AVX2's. */
+extern const u8p_kernels u8p_kernels_avx512_vbmi2;
+/* whether the CPU (and OS) can run the AVX-512 level with VBMI2 */
+int u8p_x86_has_vbmi2(void);
+#endif
+
+#endif /* UTF8PFX_X86_INTERNAL_H */

@@ -1,0 +1,1316 @@
+/*
+ * BufferReader and the module functions decode() / decode_all(): VInt-
+ * prefixed UTF-8 back into str, straight into the final PEP 393 kind.
+ *
+ * Data: the reader holds a PyBUF_SIMPLE export of its object from creation
+ * to close() / __exit__ / GC, and reads it in place (never copies it).
+ *
+ * Hostile input: every record is parsed as
+ *   u8p_vint_read (never past the data) -> length <= bytes left (checked
+ *   before anything is allocated) -> scan (validates; gives the code point
+ *   count and the PEP 393 class) -> PyUnicode_New(ncp, maxchar) -> transcode.
+ *   Payloads of 64+ bytes below U+0100 take a shortcut where the kernel level
+ *   has one: prescan (max byte, ncp; no validation) -> PyUnicode_New ->
+ *   to_ucs1_checked, which validates as it writes and never writes past the
+ *   allocated ncp; if it rejects the bytes the str is dropped and the scan
+ *   above runs for the exact error.
+ * Each failure raises ValueError naming what was expected and the absolute
+ * offset, or UnicodeDecodeError.  The position only moves once a whole call
+ * has succeeded; read_strings() is all or nothing.
+ *
+ * UnicodeDecodeError: start, end, reason, encoding and object (the payload
+ * bytes) are exactly those of payload.decode("utf-8", errors).  The absolute
+ * offsets are added without changing them: attributes `payload_offset`
+ * (where the payload starts in the data) and `data_offset` (payload_offset +
+ * start, the first invalid byte) on every Python, and on 3.11+ a note
+ * (PEP 678) naming both, which tracebacks print under the message.
+ *
+ * Error handlers: valid UTF-8 never leaves the kernels ("surrogatepass" lets
+ * the scan accept ED A0..BF xx).  A payload with an invalid sequence under a
+ * handler other than strict is decoded by CPython's codec
+ * (PyUnicode_DecodeUTF8) - correct by construction, and only that payload.
+ *
+ * Threads: read_string of a UTF-8 payload of 1 MiB or more (U8P_NOGIL_MIN)
+ * scans and transcodes it with the GIL released, holding the reader's lock
+ * (objlock.h); every method and getter first waits for such a read to
+ * finish (reader_check, R_WAIT), so another thread sees the position before
+ * or after it, never in between, and close() cannot release the data under
+ * it.
+ *
+ * Re-entrancy: a custom error handler (or a finalizer run by the GC) may run
+ * Python code in the middle of a read; close() refuses while a read is in
+ * progress, so the memory being read stays exported.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "reader.h"
+#include "kernels/decode_short.h"
+
+/* ---------------------------------------------------------------- errors */
+
+/* Adds the absolute offsets to a UnicodeDecodeError object.  Returns -1
+ * with that failure's exception set (a MemoryError, in practice) when it
+ * could not: the caller raises that instead, since a UnicodeDecodeError
+ * without its documented offsets would be a half-made error. */
+static int
+annotate_exc(PyObject *value, Py_ssize_t payload_off)
+{
+    PyObject *v = NULL;
+    Py_ssize_t start;
+
+    if (value == NULL || !PyObject_TypeCheck(value, (PyTypeObject *)PyExc_UnicodeDecodeError))
+        return 0;
+    if (PyUnicodeDecodeError_GetStart(value, &start) < 0)
+        goto fail;
+    v = PyLong_FromSsize_t(payload_off);
+    if (v == NULL || PyObject_SetAttrString(value, "payload_offset", v) < 0)
+        goto fail;
+    Py_DECREF(v);
+    v = PyLong_FromSsize_t(payload_off + start);
+    if (v == NULL || PyObject_SetAttrString(value, "data_offset", v) < 0)
+        goto fail;
+    Py_CLEAR(v);
+#if PY_VERSION_HEX >= 0x030B0000
+    {
+        PyObject *note = PyUnicode_FromFormat(
+            "utf8pfx: invalid UTF-8 at offset %zd of the data (in the string "
+            "payload that starts at offset %zd)",
+            payload_off + start, payload_off);
+        PyObject *r;
+        if (note == NULL)
+            goto fail;
+        r = PyObject_CallMethod(value, "add_note", "O", note);
+        Py_DECREF(note);
+        if (r == NULL)
+            goto fail;
+        Py_DECREF(r);
+    }
+#endif
+    return 0;
+fail:
+    Py_XDECREF(v);
+    return -1;
+}
+
+/* Annotates the exception being raised, if it is a UnicodeDecodeError. */
+static void
+annotate_decode_error(Py_ssize_t payload_off)
+{
+#if PY_VERSION_HEX >= 0x030C0000
+    PyObject *value = PyErr_GetRaisedException();
+    if (annotate_exc(value, payload_off) < 0) {
+        Py_XDECREF(value); /* the annotation's own error stays raised */
+        return;
+    }
+    PyErr_SetRaisedException(value);
+#else
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    PyErr_NormalizeException(&type, &value, &tb);
+    if (annotate_exc(value, payload_off) < 0) {
+        Py_XDECREF(type);
+        Py_XDECREF(value);
+        Py_XDECREF(tb);
+        return;
+    }
+    PyErr_Restore(type, value, tb);
+#endif
+}
+
+static void
+raise_strict(const uint8_t *p, Py_ssize_t n, const u8p_scan_result *r, u8p_dec_status st,
+             Py_ssize_t payload_off)
+{
+    PyObject *exc = PyUnicodeDecodeError_Create("utf-8", (const char *)p, n,
+                                                (Py_ssize_t)r->err_start,
+                                                (Py_ssize_t)r->err_end, u8p_dec_reason(st));
+    if (exc == NULL)
+        return;
+    if (annotate_exc(exc, payload_off) == 0)
+        PyErr_SetObject((PyObject *)Py_TYPE(exc), exc);
+    Py_DECREF(exc);
+}
+
+/* ValueError for a bad prefix at `at`; `what` is "string", "bytes" or "varint". */
+static int
+vint_error(const rd_ctx *c, Py_ssize_t at, int k, const char *what)
+{
+    Py_ssize_t avail = c->len - at;
+    if (k == 0) {
+        if (avail == 0)
+            PyErr_Format(PyExc_ValueError,
+                         "expected a varint%s at offset %zd, found the end of the data",
+                         what[0] == 'v' ? "" : " length prefix", at);
+        else
+            PyErr_Format(PyExc_ValueError,
+                         "truncated varint at offset %zd: expected a byte without the "
+                         "continuation bit, found the end of the data after %zd byte(s)",
+                         at, avail);
+    }
+    else if (c->data[at + 9] & 0x80) {
+        PyErr_Format(PyExc_ValueError,
+                     "varint at offset %zd is longer than 10 bytes (expected at most 10)",
+                     at);
+    }
+    else {
+        PyErr_Format(PyExc_ValueError,
+                     "varint at offset %zd exceeds 2**64 - 1 (its 10th byte is 0x%02x, "
+                     "expected 0x00 or 0x01)",
+                     at, c->data[at + 9]);
+    }
+    return -1;
+}
+
+/*
+ * Parses a varint at *pos.  On success stores the value, advances *pos and
+ * returns 0; else raises ValueError and returns -1 (*pos unchanged).
+ */
+static inline int
+rd_vint(const rd_ctx *c, Py_ssize_t *pos, uint64_t *value, const char *what)
+{
+    int minimal = 1;
+    Py_ssize_t at = *pos;
+    int k;
+    /* one-byte fast path */
+    if (at < c->len && c->data[at] < 0x80) {
+        *value = c->data[at];
+        *pos = at + 1;
+        return 0;
+    }
+    k = u8p_vint_read(c->data + at, (size_t)(c->len - at), value, &minimal);
+    if (k <= 0)
+        return vint_error(c, at, k, what);
+    if (c->strict_vint && !minimal) {
+        PyErr_Format(PyExc_ValueError,
+                     "non-minimal varint at offset %zd: %d bytes for the value %llu, "
+                     "expected %d (strict_vint=True)",
+                     at, k, (unsigned long long)*value, (int)u8p_vint_size(*value));
+        return -1;
+    }
+    *pos = at + k;
+    return 0;
+}
+
+/* ValueError for a prefix of the preset that does not parse at `at`. */
+static int
+prefix_error(const rd_ctx *c, Py_ssize_t at, u8p_prefix_status st, const u8p_prefix_read_t *rd,
+             const char *what)
+{
+    size_t fixed = u8p_prefix_fixed(c->prefix);
+    PyObject *name = u8p_prefix_name(c->prefix);
+    if (name == NULL)
+        return -1;
+    if (st == U8P_PFX_NEGATIVE) {
+        PyErr_Format(PyExc_ValueError,
+                     "negative %s length %lld (prefix=%R, prefix at offset %zd): expected a "
+                     "length >= 0",
+                     what, (long long)rd->neg_value, name, at);
+    }
+    else if (fixed && st == U8P_PFX_TRUNCATED) {
+        if (c->len - at == 0)
+            PyErr_Format(PyExc_ValueError,
+                         "expected a %zu-byte %s length prefix (prefix=%R) at offset %zd, "
+                         "found the end of the data",
+                         fixed, what, name, at);
+        else
+            PyErr_Format(PyExc_ValueError,
+                         "truncated %s length prefix at offset %zd: expected %zu bytes "
+                         "(prefix=%R), found the end of the data after %zd byte(s)",
+                         what, at, fixed, name, c->len - at);
+    }
+    else {
+        vint_error(c, at, st == U8P_PFX_TRUNCATED ? 0 : -1, what);
+    }
+    Py_DECREF(name);
+    return -1;
+}
+
+/*
+ * A length prefix (in the context's preset) and its payload: *pos moves past
+ * both on success.  Returns 1, 0 for the null marker, -1 with ValueError.
+ */
+static inline int
+rd_record(const rd_ctx *c, Py_ssize_t *pos, Py_ssize_t *payload, Py_ssize_t *plen,
+          const char *what)
+{
+    uint64_t n = 0;
+    Py_ssize_t at = *pos, p = at;
+    if (c->prefix == U8P_PFX_VARINT) {
+        if (rd_vint(c, &p, &n, what) < 0)
+            return -1;
+    }
+    else if (c->prefix == U8P_PFX_ZIGZAG && at < c->len && c->data[at] < 0x80 &&
+             !(c->data[at] & 1)) { /* one-byte zigzag length (even: >= 0) */
+        n = c->data[at] >> 1;
+        p = at + 1;
+    }
+    else if (c->prefix == U8P_PFX_VARINT1 && at < c->len && c->data[at] - 1u < 0x7Fu) {
+        n = c->data[at] - 1u; /* one-byte length + 1 (0, the null marker, below) */
+        p = at + 1;
+    }
+    else {
+        u8p_prefix_read_t rd;
+        u8p_prefix_status st =
+            u8p_prefix_read(c->prefix, c->data + at, (size_t)(c->len - at), &rd);
+        if (st < 0 || st == U8P_PFX_TRUNCATED)
+            return prefix_error(c, at, st, &rd, what);
+        if (c->strict_vint && !rd.minimal) {
+            PyErr_Format(PyExc_ValueError,
+                         "non-minimal varint at offset %zd: %d bytes, expected %d "
+                         "(strict_vint=True)",
+                         at, rd.size,
+                         st == U8P_PFX_NULL ? 1 : (int)u8p_prefix_size(c->prefix, rd.value));
+            return -1;
+        }
+        p = at + rd.size;
+        if (st == U8P_PFX_NULL) {
+            *payload = p;
+            *plen = 0;
+            *pos = p;
+            return 0;
+        }
+        n = rd.value;
+    }
+    if (n > (uint64_t)(c->len - p)) {
+        PyErr_Format(PyExc_ValueError,
+                     "%s length %llu (prefix at offset %zd) runs past the end of the data: "
+                     "expected at most %zd byte(s) after the prefix, at offset %zd",
+                     what, (unsigned long long)n, at, c->len - p, p);
+        return -1;
+    }
+    *payload = p;
+    *plen = (Py_ssize_t)n;
+    *pos = p + (Py_ssize_t)n;
+    return 1;
+}
+
+int
+u8p_rd_record(const rd_ctx *c, Py_ssize_t *pos, Py_ssize_t *payload, Py_ssize_t *plen,
+              const char *what)
+{
+    return rd_record(c, pos, payload, plen, what);
+}
+
+/* ------------------------------------------------------- payload -> str */
+
+/* A str from n bytes that the scan accepted with result *r. */
+static PyObject *
+str_from_scanned(const uint8_t *p, Py_ssize_t n, const u8p_scan_result *r)
+{
+    PyObject *s;
+    if (r->ncp == 1 && r->maxchar == 0xFF) /* C2/C3 xx: a Latin-1 singleton */
+        return PyUnicode_FromOrdinal(((p[0] & 0x1Fu) << 6) | (p[1] & 0x3Fu));
+    s = PyUnicode_New((Py_ssize_t)r->ncp, (Py_UCS4)r->maxchar);
+    if (s == NULL)
+        return NULL;
+    switch (r->maxchar) {
+    case 0x7F:
+        memcpy(PyUnicode_1BYTE_DATA(s), p, (size_t)n);
+        break;
+    case 0xFF:
+        u8p_D->to_ucs1(p, (size_t)n, PyUnicode_1BYTE_DATA(s));
+        break;
+    case 0xFFFF:
+        u8p_D->to_ucs2(p, (size_t)n, PyUnicode_2BYTE_DATA(s));
+        break;
+    default:
+        u8p_D->to_ucs4(p, (size_t)n, PyUnicode_4BYTE_DATA(s));
+        break;
+    }
+    return s;
+}
+
+#if U8P_DEC_SHORT_VEC_MIN < 3
+#error "a table's dec_short would make 1-character Latin-1 strs, not CPython's singletons"
+#endif
+
+/* u8p_dec_alloc for a table's dec_short: a new str of k code points of
+ * class top maxcp into *(PyObject **)ctx, and where its characters go. */
+static void *
+new_str_room(void *ctx, size_t k, uint32_t maxcp)
+{
+    PyObject *s = PyUnicode_New((Py_ssize_t)k, (Py_UCS4)maxcp);
+    *(PyObject **)ctx = s;
+    return s == NULL ? NULL : PyUnicode_DATA(s);
+}
+
+/* A str from k code points whose class top is maxcp (u8p_dec_short). */
+static PyObject *
+str_from_code_points(const uint32_t *cps, ptrdiff_t k, uint32_t maxcp)
+{
+    PyObject *s;
+    ptrdiff_t j;
+    if (k == 1 && maxcp <= 0xFF) /* CPython's shared 1-char singletons */
+        return PyUnicode_FromOrdinal((int)cps[0]);
+    s = PyUnicode_New((Py_ssize_t)k, (Py_UCS4)maxcp);
+    if (s == NULL)
+        return NULL;
+    switch (maxcp) {
+    case 0x7F:
+    case 0xFF: {
+        Py_UCS1 *d = PyUnicode_1BYTE_DATA(s);
+        for (j = 0; j < k; j++)
+            d[j] = (Py_UCS1)cps[j];
+        break;
+    }
+    case 0xFFFF: {
+        Py_UCS2 *d = PyUnicode_2BYTE_DATA(s);
+        for (j = 0; j < k; j++)
+            d[j] = (Py_UCS2)cps[j];
+        break;
+    }
+    default:
+        memcpy(PyUnicode_4BYTE_DATA(s), cps, (size_t)k * 4);
+        break;
+    }
+    return s;
+}
+
+/*
+ * MUTF-8 payloads the UTF-8 scan does not take as they are (C0 80, surrogate
+ * forms, or a 4-byte sequence to reject): decoded by the MUTF-8 routine into
+ * UCS4, then narrowed.  Errors: UnicodeDecodeError("mutf-8", payload, start,
+ * end, reason) under strict; any other handler is called as CPython's codecs
+ * call it (its replacement str is appended, decoding resumes at its position).
+ */
+static PyObject *
+decode_payload_mutf8(const rd_ctx *c, Py_ssize_t off, Py_ssize_t n)
+{
+    const uint8_t *p = c->data + off;
+    size_t cap = (size_t)n, k = 0, i = 0;
+    uint32_t *buf = (uint32_t *)PyMem_Malloc(cap * sizeof(uint32_t) + 1);
+    PyObject *handler = NULL, *s = NULL;
+
+    if (buf == NULL)
+        return PyErr_NoMemory();
+    {
+        /* the fast road: narrow to UTF-8 (C0 80 -> 00, surrogate pairs ->
+         * 4-byte sequences) and let the UTF-8 kernels decode; anything
+         * narrowing or the scan refuses goes to the MUTF-8 routine below */
+        uint8_t *u = (uint8_t *)buf; /* n bytes fit in the 4n of buf */
+        size_t m = u8p_mutf8_narrow(p, (size_t)n, u);
+        u8p_scan_result r;
+        if (m != (size_t)-1 && u8p_D->scan(u, m, 0, &r) == U8P_DEC_OK) {
+            s = str_from_scanned(u, (Py_ssize_t)m, &r);
+            PyMem_Free(buf);
+            return s;
+        }
+    }
+    for (;;) {
+        size_t nd = 0, used = 0, eend = 0;
+        Py_ssize_t start, end, newpos, rl;
+        PyObject *exc, *r, *rep;
+        u8p_mutf8_status st = u8p_mutf8_decode(p + i, (size_t)n - i,
+                                               c->eh == U8P_ERR_SURROGATEPASS, buf + k, &nd,
+                                               &used, &eend);
+        k += nd;
+        if (st == U8P_MUTF8_OK)
+            break;
+        start = (Py_ssize_t)(i + used);
+        end = (Py_ssize_t)(i + eend);
+        exc = PyUnicodeDecodeError_Create("mutf-8", (const char *)p, n, start, end,
+                                          u8p_mutf8_reason(st));
+        if (exc == NULL)
+            goto done;
+        if (c->eh == U8P_ERR_STRICT) {
+            annotate_exc(exc, off);
+            PyErr_SetObject((PyObject *)Py_TYPE(exc), exc);
+            Py_DECREF(exc);
+            goto done;
+        }
+        if (handler == NULL) {
+            const char *name = PyUnicode_AsUTF8(c->errors);
+            if (name == NULL || (handler = PyCodec_LookupError(name)) == NULL) {
+                Py_DECREF(exc);
+                goto done;
+            }
+        }
+        r = PyObject_CallOneArg(handler, exc);
+        Py_DECREF(exc);
+        if (r == NULL) {
+            annotate_decode_error(off);
+            goto done;
+        }
+        if ((rep = u8p_handler_result(r, 0, n, &newpos)) == NULL) {
+            Py_DECREF(r);
+            goto done;
+        }
+        rl = PyUnicode_GET_LENGTH(rep);
+        if (k + (size_t)rl + ((size_t)n - (size_t)newpos) > cap) {
+            size_t ncap = k + (size_t)rl + ((size_t)n - (size_t)newpos);
+            uint32_t *nb = (uint32_t *)PyMem_Realloc(buf, ncap * sizeof(uint32_t) + 1);
+            if (nb == NULL) {
+                Py_DECREF(r);
+                PyErr_NoMemory();
+                goto done;
+            }
+            buf = nb;
+            cap = ncap;
+        }
+        {
+            Py_ssize_t j;
+            int kind = PyUnicode_KIND(rep);
+            const void *d = PyUnicode_DATA(rep);
+            for (j = 0; j < rl; j++)
+                buf[k++] = PyUnicode_READ(kind, d, j);
+        }
+        Py_DECREF(r);
+        i = (size_t)newpos;
+    }
+    s = PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, buf, (Py_ssize_t)k);
+done:
+    Py_XDECREF(handler);
+    PyMem_Free(buf);
+    return s;
+}
+
+/* n >= 64: the first 64 bytes and the last 8 are ASCII (a probe in L1
+ * that keeps non-ASCII text off the allocate-then-copy path of
+ * decode_payload) */
+static inline int
+ascii_likely(const uint8_t *p, size_t n)
+{
+    uint64_t a = 0, w;
+    int j;
+    for (j = 0; j < 64; j += 8) {
+        memcpy(&w, p + j, 8);
+        a |= w;
+    }
+    memcpy(&w, p + n - 8, 8);
+    a |= w;
+    return !(a & 0x8080808080808080ULL);
+}
+
+static PyObject *
+decode_payload(const rd_ctx *c, Py_ssize_t off, Py_ssize_t n)
+{
+    const uint8_t *p = c->data + off;
+    u8p_scan_result r;
+    u8p_dec_status st;
+    PyObject *s;
+    const char *ename;
+
+    if (n == 0)
+        return PyUnicode_New(0, 0);
+    if (n <= 32) { /* short: ASCII check and copy inline, no call */
+#ifdef U8P_HAVE_COPY_SLACK
+        /* not at the start: no branches on the length class */
+        const int slack = off >= 16;
+        if (slack ? u8p_short_ascii_copy_ok(p, n) : u8p_short_is_ascii(p, n)) {
+#else
+        if (u8p_short_is_ascii(p, n)) {
+#endif
+            if (n == 1) /* CPython's shared 1-char singletons */
+                return PyUnicode_FromOrdinal(p[0]);
+            s = PyUnicode_New(n, 0x7F);
+            if (s == NULL)
+                return NULL;
+#ifdef U8P_HAVE_COPY_SLACK
+            if (slack)
+                u8p_copy_into_new(PyUnicode_1BYTE_DATA(s), p, n);
+            else
+#endif
+                u8p_copy_short(PyUnicode_1BYTE_DATA(s), p, n);
+            return s;
+        }
+    }
+    if (n <= U8P_DEC_SHORT_MAX && c->enc == U8P_ENC_UTF8) {
+        /* short: validated and decoded in one pass (kernels/decode_short.h);
+         * what it does not take (an error, a surrogate) goes the long way */
+        if (u8p_D->dec_short && n >= U8P_DEC_SHORT_VEC_MIN) {
+            /* the table's own, straight into the str (n >= 3: never one
+             * Latin-1 character, which would want CPython's singleton) */
+            PyObject *made = NULL;
+            ptrdiff_t k = u8p_D->dec_short(p, (size_t)n, new_str_room, &made);
+            if (k >= 0)
+                return made;
+            if (k == -2)
+                return NULL;
+            Py_XDECREF(made); /* refused after the str was made */
+        }
+        else {
+            uint32_t cps[U8P_DEC_SHORT_MAX], maxcp;
+            ptrdiff_t k = u8p_dec_short(p, (size_t)n, cps, &maxcp);
+            if (k >= 0)
+                return str_from_code_points(cps, k, maxcp);
+        }
+    }
+    if (n >= 64 && u8p_D->copy_ascii != NULL && ascii_likely(p, (size_t)n)) {
+        /* the str is allocated first and the check fused with the copy,
+         * one pass; the kernel stops at the first non-ASCII block and the
+         * str is dropped */
+        s = PyUnicode_New(n, 0x7F);
+        if (s == NULL)
+            return NULL;
+        if (u8p_D->copy_ascii(p, (size_t)n, PyUnicode_1BYTE_DATA(s)))
+            return s;
+        Py_DECREF(s);
+    }
+    if (n >= 64 && u8p_D->prescan != NULL) {
+        /* code points < U+0100: validation fused with the transcode */
+        size_t ncp;
+        uint8_t maxb = u8p_D->prescan(p, (size_t)n, &ncp);
+        if (maxb < 0x80) {
+            s = PyUnicode_New(n, 0x7F);
+            if (s != NULL)
+                memcpy(PyUnicode_1BYTE_DATA(s), p, (size_t)n);
+            return s;
+        }
+        if (maxb < 0xC4) {
+            s = PyUnicode_New((Py_ssize_t)ncp, 0xFF);
+            if (s == NULL)
+                return NULL;
+            if (u8p_D->to_ucs1_checked(p, (size_t)n, PyUnicode_1BYTE_DATA(s), ncp)
+                == U8P_DEC_OK)
+                return s;
+            Py_DECREF(s); /* invalid: the scan below finds the error */
+        }
+    }
+    /* MUTF-8: surrogate forms are paired by the MUTF-8 routine, not passed */
+    st = u8p_D->scan(p, (size_t)n, c->eh == U8P_ERR_SURROGATEPASS && c->enc == U8P_ENC_UTF8,
+                     &r);
+    if (c->enc == U8P_ENC_MUTF8 && (st != U8P_DEC_OK || r.maxchar > 0xFFFF))
+        return decode_payload_mutf8(c, off, n);
+    if (st == U8P_DEC_OK)
+        return str_from_scanned(p, n, &r);
+    if (c->eh == U8P_ERR_STRICT) {
+        raise_strict(p, n, &r, st, off);
+        return NULL;
+    }
+    ename = PyUnicode_AsUTF8(c->errors);
+    if (ename == NULL)
+        return NULL;
+    s = PyUnicode_DecodeUTF8((const char *)p, n, ename);
+    if (s == NULL)
+        annotate_decode_error(off);
+    return s;
+}
+
+PyObject *
+u8p_rd_decode(const rd_ctx *c, Py_ssize_t off, Py_ssize_t n)
+{
+    return decode_payload(c, off, n);
+}
+
+/* One string record at *pos (None for varint+1's null); *pos moves only on
+ * success. */
+static PyObject *
+rd_string(const rd_ctx *c, Py_ssize_t *pos)
+{
+    Py_ssize_t p = *pos, off, n;
+    PyObject *s;
+    int k = rd_record(c, &p, &off, &n, "string");
+    if (k < 0)
+        return NULL;
+    s = k ? decode_payload(c, off, n) : Py_NewRef(Py_None);
+    if (s != NULL)
+        *pos = p;
+    return s;
+}
+
+/* Saves and restores the exception being raised (3.12 deprecates Fetch). */
+/* Length of a prefix already validated by rd_record (-1 for the null
+ * marker); *p moves past it. */
+static inline Py_ssize_t
+checked_len(const rd_ctx *c, Py_ssize_t *p)
+{
+    uint64_t len = 0;
+    if (c->prefix != U8P_PFX_VARINT) {
+        u8p_prefix_read_t rd = {0, 0, 0, 1};
+        u8p_prefix_status st;
+        uint8_t b = c->data[*p];
+        if (b < 0x80 && c->prefix == U8P_PFX_ZIGZAG) { /* validated: even */
+            *p += 1;
+            return (Py_ssize_t)(b >> 1);
+        }
+        if (b < 0x80 && c->prefix == U8P_PFX_VARINT1) {
+            *p += 1;
+            return b == 0 ? -1 : (Py_ssize_t)(b - 1);
+        }
+        st = u8p_prefix_read(c->prefix, c->data + *p, (size_t)(c->len - *p), &rd);
+        *p += rd.size;
+        return st == U8P_PFX_NULL ? -1 : (Py_ssize_t)rd.value;
+    }
+    if (c->data[*p] < 0x80) {
+        len = c->data[*p];
+        *p += 1;
+    }
+    else {
+        *p += u8p_vint_read(c->data + *p, (size_t)(c->len - *p), &len, NULL);
+    }
+    return (Py_ssize_t)len;
+}
+
+/*
+ * Up to `limit` strings (limit < 0: all that remain; else exactly limit)
+ * as a list.  The prefixes are walked first, so the list is allocated for
+ * a count that the data has proven; *pos moves only on success.  Errors
+ * come in data order: if the walk stops at a bad prefix, the strings
+ * before it are still decoded so that an earlier invalid UTF-8 payload is
+ * the error reported (what a one-by-one reader would meet first).
+ */
+static PyObject *
+rd_strings(const rd_ctx *c, Py_ssize_t *pos, Py_ssize_t limit)
+{
+    Py_ssize_t p = *pos, count = 0, off, n, i;
+    PyObject *list;
+
+    while (limit < 0 ? p < c->len : count < limit) {
+        if (rd_record(c, &p, &off, &n, "string") < 0) {
+            u8p_err_stash x;
+            u8p_stash_take(&x);
+            p = *pos;
+            for (i = 0; i < count; i++) {
+                PyObject *s;
+                n = checked_len(c, &p);
+                if (n < 0)
+                    continue;
+                s = decode_payload(c, p, n);
+                if (s == NULL) {
+                    u8p_stash_drop(&x);
+                    return NULL;
+                }
+                Py_DECREF(s);
+                p += n;
+            }
+            u8p_stash_put(&x);
+            return NULL;
+        }
+        count++;
+    }
+    list = PyList_New(count);
+    if (list == NULL)
+        return NULL;
+    p = *pos;
+    for (i = 0; i < count; i++) {
+        PyObject *s;
+        n = checked_len(c, &p);
+        if (n < 0) {
+            PyList_SET_ITEM(list, i, Py_NewRef(Py_None));
+            continue;
+        }
+        s = decode_payload(c, p, n);
+        if (s == NULL) {
+            Py_DECREF(list);
+            return NULL;
+        }
+        PyList_SET_ITEM(list, i, s);
+        p += n;
+    }
+    *pos = p;
+    return list;
+}
+
+/* ---------------------------------------------------------- BufferReader */
+
+#define R_WAIT(self) u8p_objlock_wait(&(self)->nogil)
+
+static int
+reader_check(ReaderObject *self)
+{
+    R_WAIT(self);
+    if (!self->is_open) {
+        PyErr_SetString(PyExc_ValueError, "I/O operation on a closed BufferReader");
+        return -1;
+    }
+    return 0;
+}
+
+int
+u8p_reader_check(ReaderObject *self)
+{
+    return reader_check(self);
+}
+
+static inline void
+reader_ctx(ReaderObject *self, rd_ctx *c)
+{
+    c->data = self->data;
+    c->len = self->len;
+    c->eh = self->eh;
+    c->errors = self->errors;
+    c->strict_vint = self->strict_vint;
+    c->prefix = self->prefix;
+    c->enc = self->enc;
+}
+
+static PyObject *
+Reader_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
+{
+    static char *kwlist[] = {"", "errors", "strict_vint", "prefix", "encoding", NULL};
+    PyObject *data, *errors = NULL, *prefix = NULL, *encoding = NULL;
+    int strict_vint = 0;
+    u8p_errors eh;
+    u8p_prefix pf;
+    u8p_encoding enc;
+    ReaderObject *self;
+
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|$OpOO:BufferReader", kwlist, &data, &errors,
+                                     &strict_vint, &prefix, &encoding))
+        return NULL;
+    if (u8p_parse_prefix(prefix, &pf, "BufferReader()") < 0 ||
+        u8p_parse_encoding(encoding, &enc, "BufferReader()") < 0)
+        return NULL;
+    if (u8p_parse_errors(errors, &eh, "BufferReader()") < 0)
+        return NULL;
+    self = (ReaderObject *)type->tp_alloc(type, 0);
+    if (self == NULL)
+        return NULL;
+    self->is_open = 0;
+    self->busy = 0;
+    self->nogil.lock = NULL;
+    self->nogil.held = 0;
+    self->eh = eh;
+    self->strict_vint = strict_vint;
+    self->prefix = pf;
+    self->enc = enc;
+    self->errors = errors ? Py_NewRef(errors) : PyUnicode_FromString("strict");
+    if (self->errors == NULL) {
+        Py_DECREF(self);
+        return NULL;
+    }
+    if (PyObject_GetBuffer(data, &self->view, PyBUF_SIMPLE) < 0) {
+        Py_DECREF(self);
+        return NULL;
+    }
+    self->is_open = 1;
+    self->data = (const uint8_t *)self->view.buf;
+    self->len = self->view.len;
+    self->pos = 0;
+    return (PyObject *)self;
+}
+
+static void
+reader_release(ReaderObject *self)
+{
+    if (self->is_open) {
+        self->is_open = 0;
+        self->data = NULL;
+        self->len = self->pos = 0;
+        PyBuffer_Release(&self->view);
+    }
+}
+
+static int
+Reader_traverse(ReaderObject *self, visitproc visit, void *arg)
+{
+    Py_VISIT(Py_TYPE(self));
+    if (self->is_open)
+        Py_VISIT(self->view.obj);
+    Py_VISIT(self->errors);
+    return 0;
+}
+
+static int
+Reader_clear(ReaderObject *self)
+{
+    if (!self->busy)
+        reader_release(self);
+    Py_CLEAR(self->errors);
+    return 0;
+}
+
+static void
+Reader_dealloc(ReaderObject *self)
+{
+    PyTypeObject *tp = Py_TYPE(self);
+    PyObject_GC_UnTrack(self);
+    reader_release(self);
+    u8p_objlock_free(&self->nogil);
+    Py_CLEAR(self->errors);
+    tp->tp_free((PyObject *)self);
+    Py_DECREF(tp);
+}
+
+#define READER_OPEN_OR_FAIL(self)                                                             \
+    do {                                                                                      \
+        if (reader_check(self) < 0)                                                           \
+            return NULL;                                                                      \
+    } while (0)
+
+/*
+ * A valid UTF-8 payload of U8P_NOGIL_MIN bytes or more, scanned and
+ * transcoded without the GIL under the reader's lock.  Returns the str, or
+ * NULL: with an exception, or without one (*fallback set) when the scan
+ * rejects the bytes, so that the ordinary path raises the exact error or
+ * applies the handler with the GIL.
+ */
+static PyObject *
+reader_decode_big(ReaderObject *self, const rd_ctx *c, Py_ssize_t off, Py_ssize_t n,
+                  int *fallback)
+{
+    const uint8_t *p = c->data + off;
+    const int allow = c->eh == U8P_ERR_SURROGATEPASS;
+    u8p_scan_result r;
+    u8p_dec_status st;
+    PyObject *s;
+
+    *fallback = 0;
+    if (u8p_objlock_enter(&self->nogil) < 0)
+        return NULL;
+    Py_BEGIN_ALLOW_THREADS
+    st = u8p_D->scan(p, (size_t)n, allow, &r);
+    Py_END_ALLOW_THREADS
+    if (st != U8P_DEC_OK) {
+        u8p_objlock_exit(&self->nogil);
+        *fallback = 1;
+        return NULL;
+    }
+    s = PyUnicode_New((Py_ssize_t)r.ncp, (Py_UCS4)r.maxchar);
+    if (s == NULL) {
+        u8p_objlock_exit(&self->nogil);
+        return NULL;
+    }
+    {
+        const uint32_t maxchar = (uint32_t)r.maxchar;
+        void *dst = PyUnicode_DATA(s); /* a new str: nobody else sees it yet */
+        Py_BEGIN_ALLOW_THREADS
+        switch (maxchar) {
+        case 0x7F:
+            memcpy(dst, p, (size_t)n);
+            break;
+        case 0xFF:
+            u8p_D->to_ucs1(p, (size_t)n, (uint8_t *)dst);
+            break;
+        case 0xFFFF:
+            u8p_D->to_ucs2(p, (size_t)n, (uint16_t *)dst);
+            break;
+        default:
+            u8p_D->to_ucs4(p, (size_t)n, (uint32_t *)dst);
+            break;
+        }
+        Py_END_ALLOW_THREADS
+    }
+    u8p_objlock_exit(&self->nogil);
+    return s;
+}
+
+static PyObject *
+Reader_read_string(ReaderObject *self, PyObject *Py_UNUSED(ignored))
+{
+    rd_ctx c;
+    PyObject *s;
+    Py_ssize_t pos;
+    READER_OPEN_OR_FAIL(self);
+    reader_ctx(self, &c);
+    pos = self->pos;
+    if (c.enc == U8P_ENC_UTF8 && c.len - pos > U8P_NOGIL_MIN) {
+        Py_ssize_t p = pos, off, n;
+        int fallback = 0;
+        if (rd_record(&c, &p, &off, &n, "string") == 1 && n >= U8P_NOGIL_MIN) {
+            self->busy++;
+            s = reader_decode_big(self, &c, off, n, &fallback);
+            self->busy--;
+            if (s != NULL)
+                self->pos = p;
+            if (s != NULL || !fallback)
+                return s;
+        }
+        else if (PyErr_Occurred()) {
+            PyErr_Clear(); /* rd_string below raises the same error */
+        }
+    }
+    self->busy++;
+    s = rd_string(&c, &pos);
+    self->busy--;
+    if (s != NULL)
+        self->pos = pos;
+    return s;
+}
+
+int
+u8p_parse_read_n(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
+                 const char *fname, Py_ssize_t *limit)
+{
+    PyObject *arg = NULL;
+
+    *limit = -1;
+    if (nargs > 1) {
+        PyErr_Format(PyExc_TypeError,
+                     "%s() takes at most 1 positional argument (%zd given)", fname, nargs);
+        return -1;
+    }
+    if (nargs == 1)
+        arg = args[0];
+    if (kwnames != NULL) {
+        Py_ssize_t i;
+        for (i = 0; i < PyTuple_GET_SIZE(kwnames); i++) {
+            PyObject *key = PyTuple_GET_ITEM(kwnames, i);
+            if (PyUnicode_CompareWithASCIIString(key, "n") != 0 || arg != NULL) {
+                PyErr_Format(PyExc_TypeError,
+                             "%s() got an unexpected or repeated keyword %R", fname, key);
+                return -1;
+            }
+            arg = args[nargs + i];
+        }
+    }
+    if (arg != NULL) {
+        *limit = PyNumber_AsSsize_t(arg, PyExc_OverflowError);
+        if (*limit == -1 && PyErr_Occurred())
+            return -1;
+        if (*limit < -1) {
+            PyErr_Format(PyExc_ValueError, "%s() n must be >= 0 or -1, got %zd", fname,
+                         *limit);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static PyObject *
+Reader_read_strings(ReaderObject *self, PyObject *const *args, Py_ssize_t nargs,
+                    PyObject *kwnames)
+{
+    Py_ssize_t limit, pos;
+    PyObject *list;
+    rd_ctx c;
+
+    if (u8p_parse_read_n(args, nargs, kwnames, "read_strings", &limit) < 0)
+        return NULL;
+    READER_OPEN_OR_FAIL(self);
+    reader_ctx(self, &c);
+    pos = self->pos;
+    self->busy++;
+    list = rd_strings(&c, &pos, limit);
+    self->busy--;
+    if (list != NULL)
+        self->pos = pos;
+    return list;
+}
+
+static PyObject *
+Reader_read_vint(ReaderObject *self, PyObject *Py_UNUSED(ignored))
+{
+    rd_ctx c;
+    uint64_t v = 0;
+    Py_ssize_t pos;
+    READER_OPEN_OR_FAIL(self);
+    reader_ctx(self, &c);
+    pos = self->pos;
+    if (rd_vint(&c, &pos, &v, "varint") < 0)
+        return NULL;
+    self->pos = pos;
+    return PyLong_FromUnsignedLongLong((unsigned long long)v);
+}
+
+static PyObject *
+Reader_read_bytes(ReaderObject *self, PyObject *Py_UNUSED(ignored))
+{
+    rd_ctx c;
+    Py_ssize_t pos, off, n;
+    PyObject *b;
+    int k;
+    READER_OPEN_OR_FAIL(self);
+    reader_ctx(self, &c);
+    pos = self->pos;
+    k = rd_record(&c, &pos, &off, &n, "bytes");
+    if (k < 0)
+        return NULL;
+    b = k ? PyBytes_FromStringAndSize((const char *)c.data + off, n) : Py_NewRef(Py_None);
+    if (b != NULL)
+        self->pos = pos;
+    return b;
+}
+
+static PyObject *
+Reader_read_raw(ReaderObject *self, PyObject *arg)
+{
+    Py_ssize_t n;
+    PyObject *b;
+    n = PyNumber_AsSsize_t(arg, PyExc_OverflowError);
+    if (n == -1 && PyErr_Occurred())
+        return NULL;
+    READER_OPEN_OR_FAIL(self);
+    if (n < 0) {
+        PyErr_Format(PyExc_ValueError, "read_raw() n must be >= 0, got %zd", n);
+        return NULL;
+    }
+    if (n > self->len - self->pos) {
+        PyErr_Format(PyExc_ValueError,
+                     "read_raw(%zd) at offset %zd runs past the end of the data: expected at "
+                     "most %zd byte(s)",
+                     n, self->pos, self->len - self->pos);
+        return NULL;
+    }
+    b = PyBytes_FromStringAndSize((const char *)self->data + self->pos, n);
+    if (b != NULL)
+        self->pos += n;
+    return b;
+}
+
+static PyObject *
+Reader_skip_string(ReaderObject *self, PyObject *Py_UNUSED(ignored))
+{
+    rd_ctx c;
+    Py_ssize_t pos, off, n;
+    READER_OPEN_OR_FAIL(self);
+    reader_ctx(self, &c);
+    pos = self->pos;
+    if (rd_record(&c, &pos, &off, &n, "string") < 0)
+        return NULL;
+    self->pos = pos;
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+Reader_close(ReaderObject *self, PyObject *Py_UNUSED(ignored))
+{
+    R_WAIT(self);
+    if (self->busy) {
+        PyErr_SetString(PyExc_ValueError,
+                        "cannot close a BufferReader while one of its reads is running");
+        return NULL;
+    }
+    reader_release(self);
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+Reader_reduce(ReaderObject *self, PyObject *Py_UNUSED(ignored))
+{
+    PyErr_Format(PyExc_TypeError,
+                 "cannot pickle a %s: it reads its data in place (a buffer export, perhaps "
+                 "of an mmap); send the data (bytes, or a BufferWriter) and its position "
+                 "instead",
+                 Py_TYPE(self)->tp_name);
+    return NULL;
+}
+
+static PyObject *
+Reader_enter(ReaderObject *self, PyObject *Py_UNUSED(ignored))
+{
+    READER_OPEN_OR_FAIL(self);
+    return Py_NewRef((PyObject *)self);
+}
+
+static PyObject *
+Reader_exit(ReaderObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)args;
+    (void)nargs;
+    return Reader_close(self, NULL);
+}
+
+static PyObject *
+Reader_iter(ReaderObject *self)
+{
+    READER_OPEN_OR_FAIL(self);
+    return Py_NewRef((PyObject *)self);
+}
+
+static PyObject *
+Reader_iternext(ReaderObject *self)
+{
+    READER_OPEN_OR_FAIL(self);
+    if (self->pos >= self->len)
+        return NULL; /* StopIteration */
+    return Reader_read_string(self, NULL);
+}
+
+static PyObject *
+Reader_get_position(ReaderObject *self, void *Py_UNUSED(closure))
+{
+    READER_OPEN_OR_FAIL(self);
+    return PyLong_FromSsize_t(self->pos);
+}
+
+static int
+Reader_set_position(ReaderObject *self, PyObject *value, void *Py_UNUSED(closure))
+{
+    Py_ssize_t p;
+    if (value == NULL) {
+        PyErr_SetString(PyExc_AttributeError, "cannot delete position");
+        return -1;
+    }
+    p = PyNumber_AsSsize_t(value, PyExc_OverflowError);
+    if (p == -1 && PyErr_Occurred())
+        return -1;
+    if (reader_check(self) < 0)
+        return -1;
+    if (p < 0 || p > self->len) {
+        PyErr_Format(PyExc_ValueError, "position %zd is outside the data: expected 0 <= "
+                     "position <= %zd", p, self->len);
+        return -1;
+    }
+    self->pos = p;
+    return 0;
+}
+
+static PyObject *
+Reader_get_remaining(ReaderObject *self, void *Py_UNUSED(closure))
+{
+    READER_OPEN_OR_FAIL(self);
+    return PyLong_FromSsize_t(self->len - self->pos);
+}
+
+static PyObject *
+Reader_get_closed(ReaderObject *self, void *Py_UNUSED(closure))
+{
+    R_WAIT(self);
+    return PyBool_FromLong(!self->is_open);
+}
+
+static PyObject *
+Reader_get_strict_vint(ReaderObject *self, void *Py_UNUSED(closure))
+{
+    return PyBool_FromLong(self->strict_vint);
+}
+
+static PyObject *
+Reader_repr(ReaderObject *self)
+{
+    R_WAIT(self);
+    if (!self->is_open)
+        return PyUnicode_FromFormat("<%s closed>", Py_TYPE(self)->tp_name);
+    return PyUnicode_FromFormat("<%s position=%zd len=%zd errors=%R>", Py_TYPE(self)->tp_name,
+                                self->pos, self->len, self->errors);
+}
+
+static const PyMethodDef Reader_methods[] = {
+    {"read_string", (PyCFunction)Reader_read_string, METH_NOARGS,
+     "read_string($self, /)\n--\n\nRead one VInt-prefixed UTF-8 string."},
+    {"read_strings", (PyCFunction)(void (*)(void))Reader_read_strings,
+     METH_FASTCALL | METH_KEYWORDS,
+     "read_strings($self, /, n=-1)\n--\n\nRead n strings (all that remain when n is -1) "
+     "as a list; all or nothing."},
+    {"read_vint", (PyCFunction)Reader_read_vint, METH_NOARGS,
+     "read_vint($self, /)\n--\n\nRead an unsigned LEB128 VInt (0 <= n < 2**64)."},
+    {"read_bytes", (PyCFunction)Reader_read_bytes, METH_NOARGS,
+     "read_bytes($self, /)\n--\n\nRead VInt-prefixed bytes."},
+    {"read_raw", (PyCFunction)Reader_read_raw, METH_O,
+     "read_raw($self, n, /)\n--\n\nRead exactly n bytes as they are."},
+    {"skip_string", (PyCFunction)Reader_skip_string, METH_NOARGS,
+     "skip_string($self, /)\n--\n\nMove past one prefixed string; its prefix and length are "
+     "checked, its UTF-8 is not."},
+    {"close", (PyCFunction)Reader_close, METH_NOARGS,
+     "close($self, /)\n--\n\nRelease the buffer; further reads raise ValueError."},
+    {"__enter__", (PyCFunction)Reader_enter, METH_NOARGS,
+     PyDoc_STR("Return the reader itself (for with blocks).")},
+    {"__reduce__", (PyCFunction)Reader_reduce, METH_NOARGS, NULL},
+    {"__exit__", (PyCFunction)(void (*)(void))Reader_exit, METH_FASTCALL,
+     PyDoc_STR("close() the reader; exceptions are not suppressed.")},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef Reader_getset[] = {
+    {"position", (getter)Reader_get_position, (setter)Reader_set_position,
+     "Offset of the next read in the data (0 <= position <= len).", NULL},
+    {"remaining", (getter)Reader_get_remaining, NULL, "Bytes after position (read-only).",
+     NULL},
+    {"closed", (getter)Reader_get_closed, NULL, "True once close() has run.", NULL},
+    {"strict_vint", (getter)Reader_get_strict_vint, NULL,
+     "True if non-minimal varints are rejected (read-only).", NULL},
+    U8P_CODEC_GETSETS(ReaderObject),
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyType_Slot Reader_slots[] = {
+    {Py_tp_new, Reader_new},
+    {Py_tp_dealloc, Reader_dealloc},
+    {Py_tp_traverse, Reader_traverse},
+    {Py_tp_clear, Reader_clear},
+    {Py_tp_methods, NULL}, /* the list module init assembles (u8p_reader_exec) */
+    {Py_tp_getset, Reader_getset},
+    {Py_tp_repr, Reader_repr},
+    {Py_tp_iter, Reader_iter},
+    {Py_tp_iternext, Reader_iternext},
+    {Py_tp_doc,
+     "BufferReader(data, /, *, errors='strict', strict_vint=False, prefix='varint', "
+     "encoding='utf-8')\n--\n\n"
+     "Reads length-prefixed UTF-8 strings from a buffer-protocol object in place.\n\n"
+     "prefix and encoding as BufferWriter's; under prefix='varint+1' the null\n"
+     "marker reads as None.\n\n"
+     "Holds the buffer export until close(), the end of a with block, or GC.\n"
+     "Errors: ValueError (bad prefix, length past the data) or UnicodeDecodeError;\n"
+     "after any error the position is unchanged."},
+    {0, NULL},
+};
+
+static PyType_Spec Reader_spec = {
+    "utf8pfx.BufferReader",
+    sizeof(ReaderObject),
+    0,
+    Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
+    Reader_slots,
+};
+
+/* ------------------------------------------------------ module functions */
+
+static PyObject *
+mod_decode_common(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames, int all)
+{
+    const char *fname = all ? "decode_all" : "decode";
+    PyObject *data, *errors, *prefix, *encoding, *res = NULL;
+    Py_buffer view;
+    rd_ctx c;
+    Py_ssize_t pos = 0;
+
+    if (u8p_parse_arg_opts(args, nargs, kwnames, fname, &data, &errors, &prefix, &encoding) <
+            0 ||
+        u8p_parse_errors(errors, &c.eh, all ? "decode_all()" : "decode()") < 0 ||
+        u8p_parse_prefix(prefix, &c.prefix, all ? "decode_all()" : "decode()") < 0 ||
+        u8p_parse_encoding(encoding, &c.enc, all ? "decode_all()" : "decode()") < 0)
+        return NULL;
+    if (PyObject_GetBuffer(data, &view, PyBUF_SIMPLE) < 0)
+        return NULL;
+    c.data = (const uint8_t *)view.buf;
+    c.len = view.len;
+    c.errors = errors;
+    c.strict_vint = 0;
+    if (all) {
+        res = rd_strings(&c, &pos, -1);
+    }
+    else {
+        res = rd_string(&c, &pos);
+        if (res != NULL && pos != c.len) {
+            Py_CLEAR(res);
+            PyErr_Format(PyExc_ValueError,
+                         "trailing data: expected the end of the data at offset %zd, after "
+                         "the one string, found %zd more byte(s) (use decode_all() or "
+                         "BufferReader for several)",
+                         pos, c.len - pos);
+        }
+    }
+    PyBuffer_Release(&view);
+    return res;
+}
+
+static PyObject *
+mod_decode(PyObject *module, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)module;
+    return mod_decode_common(args, nargs, kwnames, 0);
+}
+
+static PyObject *
+mod_decode_all(PyObject *module, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)module;
+    return mod_decode_common(args, nargs, kwnames, 1);
+}
+
+static PyMethodDef reader_functions[] = {
+    {"decode", (PyCFunction)(void (*)(void))mod_decode, METH_FASTCALL | METH_KEYWORDS,
+     "decode(data, /, errors='strict', *, prefix='varint', encoding='utf-8')\n--\n\n"
+     "Exactly one length-prefixed string from a bytes-like object; trailing bytes are "
+     "an error."},
+    {"decode_all", (PyCFunction)(void (*)(void))mod_decode_all, METH_FASTCALL | METH_KEYWORDS,
+     "decode_all(data, /, errors='strict', *, prefix='varint', encoding='utf-8')\n--\n\n"
+     "Every length-prefixed string in a bytes-like object, as a list."},
+    {NULL, NULL, 0, NULL},
+};
+
+int
+u8p_reader_methods(PyMethodDef *dst)
+{
+    return u8p_methods_add(dst, Reader_methods);
+}
+
+int
+u8p_reader_exec(PyObject *module, u8p_state *st)
+{
+    if (u8p_add_type(module, &Reader_spec, st->reader_methods, &st->reader_type) < 0)
+        return -1;
+    return PyModule_AddFunctions(module, reader_functions);
+}

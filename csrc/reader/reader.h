@@ -1,0 +1,71 @@
+/*
+ * reader: BufferReader's public header.  Its layout, the parse context of
+ * one read and the record functions, for the components above it that read
+ * records (Arrow out), and its part of module assembly.  The rules for
+ * hostile input are documented at the top of reader.c.
+ */
+#ifndef UTF8PFX_READER_H
+#define UTF8PFX_READER_H
+
+#include "core/encode.h"
+#include "core/objlock.h"
+
+typedef struct {
+    PyObject_HEAD
+    Py_buffer view; /* valid iff is_open */
+    const uint8_t *data;
+    Py_ssize_t len;
+    Py_ssize_t pos;
+    int is_open;
+    int strict_vint;
+    int busy; /* reads in progress (re-entrancy guard for close) */
+    u8p_errors eh;
+    PyObject *errors; /* handler name (str) */
+    u8p_prefix prefix;  /* the wire-format preset */
+    u8p_encoding enc;   /* utf-8 or mutf-8 */
+    u8p_objlock nogil;  /* held by a read_string decoding without the GIL */
+} ReaderObject;
+
+typedef struct {
+    const uint8_t *data;
+    Py_ssize_t len;
+    u8p_errors eh;
+    PyObject *errors; /* may be NULL for strict */
+    int strict_vint;
+    u8p_prefix prefix;
+    u8p_encoding enc;
+} rd_ctx;
+
+/*
+ * Reading records in the context's preset, for any glue file (e.g. a
+ * columnar consumer).  *pos moves only on success.
+ *   u8p_rd_record(c, pos, &payload, &n, what)  one prefix + bounds check:
+ *       returns 1 (payload at offset *payload, n bytes), 0 for the null
+ *       marker (varint+1), -1 with ValueError naming the offset; `what` is
+ *       "string" or "bytes" (for the message).
+ *   u8p_rd_decode(c, off, n)  the payload as a new str (UTF-8 or MUTF-8
+ *       under the handler), NULL with UnicodeDecodeError.
+ */
+int u8p_rd_record(const rd_ctx *c, Py_ssize_t *pos, Py_ssize_t *payload, Py_ssize_t *plen,
+                  const char *what);
+PyObject *u8p_rd_decode(const rd_ctx *c, Py_ssize_t off, Py_ssize_t n);
+
+/* ---- for the components above that read records (Arrow out) ---- */
+
+/* Parses the (n=-1) argument of read_strings-like methods into *limit. */
+int u8p_parse_read_n(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
+                     const char *fname, Py_ssize_t *limit);
+
+/* ValueError if the reader is closed; first waits for a read_string that
+ * runs without the GIL on this reader (objlock.h) to finish. */
+int u8p_reader_check(ReaderObject *self);
+
+/* ---- module assembly (module.c) ---- */
+
+/* Appends BufferReader's own methods to the method list `dst`. */
+int u8p_reader_methods(PyMethodDef *dst);
+/* Creates BufferReader with the assembled st->reader_methods, and adds
+ * decode() and decode_all(). */
+int u8p_reader_exec(PyObject *module, u8p_state *st);
+
+#endif /* UTF8PFX_READER_H */
