@@ -12,7 +12,11 @@ import sys
 from dataclasses import dataclass
 from typing import Callable, Optional
 
+from . import package_module
 from .workloads import Workload
+
+# the pure-Python peers, the same code `utf8pfx bench` times
+_peers = package_module("_peers")
 
 
 @dataclass(frozen=True)
@@ -34,18 +38,7 @@ def _call_each(f, strings):
 
 # --- pure Python and the str codec ------------------------------------------
 def _py_varint(_wl):
-    def run(strings):
-        out = bytearray()
-        for s in strings:
-            b = s.encode()
-            n = len(b)
-            while n >= 0x80:
-                out.append((n & 0x7F) | 0x80)
-                n >>= 7
-            out.append(n)
-            out += b
-        return out
-    return run
+    return _peers.py_write
 
 
 def _str_encode(_wl):
@@ -100,22 +93,11 @@ _PB_CLASS = None
 
 def _pb_class():
     """Message class with one `repeated string s = 1`, built at run time from
-    a FileDescriptorProto (no protoc, no generated code)."""
+    a FileDescriptorProto (no protoc, no generated code), once: every
+    protobuf row uses the same class."""
     global _PB_CLASS
     if _PB_CLASS is None:
-        from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
-        F = descriptor_pb2.FieldDescriptorProto
-        fdp = descriptor_pb2.FileDescriptorProto(
-            name="utf8pfx_bench.proto", package="utf8pfx_bench", syntax="proto3")
-        msg = fdp.message_type.add(name="Strings")
-        msg.field.add(name="s", number=1, type=F.TYPE_STRING, label=F.LABEL_REPEATED)
-        pool = descriptor_pool.DescriptorPool()
-        pool.Add(fdp)
-        desc = pool.FindMessageTypeByName("utf8pfx_bench.Strings")
-        if hasattr(message_factory, "GetMessageClass"):
-            _PB_CLASS = message_factory.GetMessageClass(desc)
-        else:  # protobuf < 4.22
-            _PB_CLASS = message_factory.MessageFactory(pool).GetPrototype(desc)
+        _PB_CLASS = _peers.strings_message_class()
     return _PB_CLASS
 
 
@@ -215,23 +197,6 @@ BY_KEY = {a.key: a for a in ALL}
 
 
 # --- reader suite ---------------------------------------------------------------
-def _py_read_all(blob):
-    """Pure-Python reference reader: varint loop + bytes.decode, into a list."""
-    out, pos, end = [], 0, len(blob)
-    while pos < end:
-        n = shift = 0
-        while True:
-            b = blob[pos]
-            pos += 1
-            n |= (b & 0x7F) << shift
-            if b < 0x80:
-                break
-            shift += 7
-        out.append(blob[pos:pos + n].decode("utf-8"))
-        pos += n
-    return out
-
-
 def _copy_new(wl):
     # a new bytes object per record, sliced out of the blob: CPython's
     # allocation and memcpy for each record, as each str read_strings
@@ -304,7 +269,7 @@ def _r_decode_all(_data):
 
 READERS = (
     Approach("py", "pure Python varint loop + bytes.decode into a list",
-             _reader("blob", lambda _data: _py_read_all), fresh=False),
+             _reader("blob", lambda _data: _peers.py_read), fresh=False),
     Approach("decode", "list(map(bytes.decode, payloads)): pre-sliced payloads, "
              "no prefix parsing", _reader("payloads", _r_bytes_decode), fresh=False),
     Approach("pb", "protobuf upb: list(Msg.FromString(data).s)",

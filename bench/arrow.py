@@ -26,7 +26,6 @@ Arrow out (the input is the blob of those values):
 Targets: arrow >= 10x faster than pylist; arrow <= 3x copy;
 decode_arrow >= 20x faster than via_list.
 """
-import argparse
 import gc
 import json
 import os
@@ -39,7 +38,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 if __package__ in (None, ""):
     sys.path.insert(0, os.path.dirname(HERE))
 
-from bench import workloads  # noqa: E402
+from bench import mode_parser, workloads  # noqa: E402
+from bench.report import cpu_model  # noqa: E402
 
 MODES = {"quick": {"rounds": 7, "warmup": 1}, "full": {"rounds": 21, "warmup": 2}}
 
@@ -49,24 +49,10 @@ def log(*a):
 
 
 def names(n):
-    corpus_dir = os.environ.get("UTF8PFX_CORPUS_DIR", workloads.CORPUS_DIR)
-    path = os.path.join(corpus_dir, "cldr_names.tsv")
-    if not os.path.exists(path):
-        return None
-    with open(path, encoding="utf-8") as f:
-        base = [line.rstrip("\n").split("\t")[1] for line in f if "\t" in line]
-    return (base * (n // len(base) + 1))[:n]
-
-
-def cpu_model():
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
+    """n names of the corpus, the file repeated as often as needed; None
+    without it."""
+    base = workloads.cldr_names()
+    return None if base is None else (base * (n // len(base) + 1))[:n]
 
 
 def rows(values):
@@ -178,11 +164,7 @@ def table(title, samples, n):
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(prog="python -m bench.arrow", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    m = p.add_mutually_exclusive_group()
-    m.add_argument("--quick", dest="mode", action="store_const", const="quick")
-    m.add_argument("--full", dest="mode", action="store_const", const="full")
+    p = mode_parser("python -m bench.arrow", __doc__)
     p.add_argument("--values", type=int, default=1_000_000)
     p.add_argument("--json", metavar="PATH")
     a = p.parse_args(argv)

@@ -15,7 +15,8 @@ import statistics
 import sys
 import time
 
-from bench.arrow import cpu_model, names
+from bench.arrow import names
+from bench.report import cpu_model
 
 PRESETS = ["varint", "zigzag", "varint+1", "u16be", "i32be", "u32le"]
 

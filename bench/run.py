@@ -21,7 +21,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 if __package__ in (None, ""):           # python bench/run.py
     sys.path.insert(0, os.path.dirname(HERE))
 
-from bench import approaches, report, timing, workloads  # noqa: E402
+from bench import approaches, mode_parser, report, timing, workloads  # noqa: E402
 
 MODES = {
     # repeats: samples kept per approach and process; warmup: samples dropped;
@@ -74,13 +74,8 @@ def log(*a):
 
 
 def parse(argv):
-    p = argparse.ArgumentParser(prog="python -m bench", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    m = p.add_mutually_exclusive_group()
-    m.add_argument("--quick", dest="mode", action="store_const", const="quick",
-                   help="a few minutes (default)")
-    m.add_argument("--full", dest="mode", action="store_const", const="full",
-                   help="more samples, 3 processes, whole corpus files")
+    p = mode_parser("python -m bench", __doc__, quick_help="a few minutes (default)",
+                    full_help="more samples, 3 processes, whole corpus files")
     p.add_argument("--reader", action="store_true",
                    help="the reader suite (decode back into str) instead of "
                         "the writer suite")

@@ -50,7 +50,6 @@ Controls the same way: hashlib.sha256 (compute-bound) and, with numpy,
 numpy.copyto of the same bytes in each pattern (memory-bound, like the
 writes).
 """
-import argparse
 import gc
 import json
 import os
@@ -64,7 +63,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 if __package__ in (None, ""):
     sys.path.insert(0, os.path.dirname(HERE))
 
-from bench import timing, workloads  # noqa: E402
+from bench import mode_parser, package_module, timing, workloads  # noqa: E402
+from bench.report import cpu_model  # noqa: E402
 
 MODES = {"quick": {"rounds": 9, "warmup": 1, "passes": 3},
          "full": {"rounds": 25, "warmup": 2, "passes": 5}}
@@ -79,31 +79,8 @@ def log(*a):
 
 
 def corpus_names(stride=19):
-    corpus_dir = os.environ.get("UTF8PFX_CORPUS_DIR", workloads.CORPUS_DIR)
-    path = os.path.join(corpus_dir, "cldr_names.tsv")
-    if not os.path.exists(path):
-        return None
-    with open(path, encoding="utf-8") as f:
-        base = [line.rstrip("\n").split("\t")[1] for line in f if "\t" in line]
-    return base[::stride]
-
-
-def kind_of(s):
-    if s.isascii():
-        return "ascii"
-    m = max(map(ord, s))
-    return "ucs1" if m < 0x100 else "ucs2" if m < 0x10000 else "ucs4"
-
-
-def cpu_model():
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
+    base = workloads.cldr_names()
+    return None if base is None else base[::stride]
 
 
 def _try(mod):
@@ -148,24 +125,12 @@ def writers(L):
         for s in L:
             s.encode()
 
-    def r_py(L):
-        out = bytearray()
-        for s in L:
-            b = s.encode()
-            n = len(b)
-            while n >= 0x80:
-                out.append((n & 0x7F) | 0x80)
-                n >>= 7
-            out.append(n)
-            out += b
-        return out
-
     def r_batch(L):
         wb.clear()
         wb.write_strings(L)
 
     rows = {"len": r_len, "count": r_count, "get": r_get, "one": r_one,
-            "encode": r_encode, "py": r_py, "batch": r_batch}
+            "encode": r_encode, "py": package_module("_peers").py_write, "batch": r_batch}
     try:
         from bench.approaches import _pb_class
         cls = _pb_class()
@@ -273,9 +238,10 @@ def med(xs):
 
 
 def run_tables(mode, L_all):
+    storage_kind = package_module("_reference").storage_kind
     by = {k: [] for k in KINDS}
     for s in L_all:
-        by[kind_of(s)].append(s)
+        by[storage_kind(s)].append(s)
     by["mixed"] = list(L_all)
     res = {}
     for kind in KINDS:
@@ -331,10 +297,11 @@ def thread_body(mib=1, corpus_dir=None):
     encoder's loads and stores a fixed distance apart, and where that
     distance modulo 4096 falls in a bad range (it depends on where the str
     and the writer's buffer happen to be allocated) loads wait on stores
-    they only seem to depend on (4K aliasing): the one thread ran 1.7-1.8x
-    slower (24-26 ms, not 13-15; AMD Zen 5, 2026-12-03) and the speed-up
-    read high.  Real text has spaces and punctuation: the distance drifts,
-    and no placement was slower than noise (README, FAQ)."""
+    they only seem to depend on (4K aliasing): the one-thread time then
+    depends on where the allocator put the two buffers, and a slow one-thread
+    run makes the two-thread speed-up read high.  Real text has spaces and
+    punctuation: the distance drifts, and no placement stands out from the
+    noise (README, FAQ)."""
     n = mib << 19
     corpus_dir = corpus_dir or os.environ.get("UTF8PFX_CORPUS_DIR", workloads.CORPUS_DIR)
     path = os.path.join(corpus_dir, "manpage_paragraphs.tsv")
@@ -510,11 +477,7 @@ def targets(res, thr):
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(prog="python -m bench --short", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    m = p.add_mutually_exclusive_group()
-    m.add_argument("--quick", dest="mode", action="store_const", const="quick")
-    m.add_argument("--full", dest="mode", action="store_const", const="full")
+    p = mode_parser("python -m bench --short", __doc__)
     p.add_argument("--json", metavar="PATH")
     p.add_argument("--no-threads", action="store_true")
     p.add_argument("--threads-only", action="store_true", help="only the two-thread section")

@@ -14,6 +14,8 @@ import random
 import zlib
 from dataclasses import dataclass, field
 
+from . import package_module
+
 KINDS = ("ascii", "latin1", "latin_ext", "cyrillic", "cjk", "emoji", "mixed")
 LENGTHS = (1, 8, 10, 20, 30, 40, 64, 512, 4096)
 # Named sizes: code points per string, drawn in [lo, hi] per string.
@@ -153,11 +155,7 @@ def make_string(rng, kind, n):
 
 def storage(strings):
     """PEP 393 storage of a workload: ascii, ucs1, ucs2, ucs4 or a mix."""
-    kinds = set()
-    for s in strings:
-        m = ord(max(s)) if s else 0
-        kinds.add("ascii" if m < 0x80 else "ucs1" if m < 0x100
-                  else "ucs2" if m < 0x10000 else "ucs4")
+    kinds = set(map(package_module("_reference").storage_kind, strings))
     return kinds.pop() if len(kinds) == 1 else "mix"
 
 
@@ -214,6 +212,17 @@ CORPUS = {
     "corpus_emoji": ("cldr_emoji.tsv", lambda f: f[1] + " " + f[2]),
     "corpus_paragraphs": ("manpage_paragraphs.tsv", lambda f: f[1]),
 }
+
+
+def cldr_names():
+    """The names of cldr_names.tsv in the corpus folder ($UTF8PFX_CORPUS_DIR
+    if set), in file order; None without the file."""
+    corpus_dir = os.environ.get("UTF8PFX_CORPUS_DIR", CORPUS_DIR)
+    path = os.path.join(corpus_dir, "cldr_names.tsv")
+    if not os.path.exists(path):
+        return None
+    with open(path, encoding="utf-8") as f:
+        return [line.rstrip("\n").split("\t")[1] for line in f if "\t" in line]
 
 
 def corpus(name, max_strings=None):

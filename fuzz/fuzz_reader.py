@@ -4,86 +4,33 @@ The input is split into a small header (error handler, decode kernel level,
 strict_vint, the operations to run) and a blob, which half the time is first rewritten into a
 well-formed stream of prefixed strings so that mutations explore the UTF-8
 decoders rather than only the prefix checks.  Every result is compared with
-a pure-Python reader written here (varint loop + bytes.decode): same value,
-or the same exception type at the same offset (UnicodeDecodeError also with
-the same start/end/reason), and after any error the position is unchanged.
+the test suite's pure-Python reader (tests/reference.py: varint loop +
+bytes.decode): same value, or the same exception type at the same offset
+(UnicodeDecodeError also with the same start/end/reason), and after any
+error the position is unchanged.
 Any other exception, or a crash, is a finding.
 
 Run:  python fuzz/run.py reader 60     (see fuzz/README.md)
 """
-import re
+import os
 import sys
 
 import atheris
 
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "tests"))
+
 with atheris.instrument_imports():
     import utf8pfx
+    from reference import RefError, pfx, ref_payload, ref_read_all, ref_read_string, ref_vint
+    from reference import ours_or_error as ours
+    from reference import ref_or_error as ref
     from utf8pfx import BufferReader, decode, decode_all
 
 HANDLERS = ["strict", "replace", "ignore", "surrogateescape", "surrogatepass",
             "backslashreplace"]
 # every decode kernel level the CPU has (scalar, sse, avx2, ...): one per input
 LEVELS = list(utf8pfx._core._decode_isa_levels())
-
-
-class RefError(Exception):
-    def __init__(self, kind, offset, exc=None):
-        super().__init__(kind, offset)
-        self.kind, self.offset, self.exc = kind, offset, exc
-
-
-def ref_vint(data, pos, strict):
-    start, v, shift = pos, 0, 0
-    for i in range(10):
-        if pos >= len(data):
-            raise RefError(ValueError, start)
-        b = data[pos]
-        pos += 1
-        v |= (b & 0x7F) << shift
-        shift += 7
-        if not b & 0x80:
-            if v >= 2**64:
-                raise RefError(ValueError, start)
-            if strict and i > 0 and b == 0:
-                raise RefError(ValueError, start)
-            return v, pos
-    raise RefError(ValueError, start)
-
-
-def ref_payload(data, pos, strict):
-    n, p = ref_vint(data, pos, strict)
-    if n > len(data) - p:
-        raise RefError(ValueError, pos)
-    return p, p + n
-
-
-def ref_string(data, pos, errors, strict):
-    p, end = ref_payload(data, pos, strict)
-    try:
-        return data[p:end].decode("utf-8", errors), end
-    except UnicodeDecodeError as e:
-        raise RefError(UnicodeDecodeError, p + e.start, e)
-
-
-def ours(fn):
-    try:
-        return ("ok", fn())
-    except UnicodeDecodeError as e:
-        assert e.data_offset - e.payload_offset == e.start, (e.data_offset, e.payload_offset)
-        return ("err", UnicodeDecodeError, e.data_offset, e.start, e.end, e.reason)
-    except ValueError as e:
-        m = re.search(r"offset (\d+)", str(e))
-        assert m, str(e)
-        return ("err", ValueError, int(m.group(1)))
-
-
-def ref(fn):
-    try:
-        return ("ok", fn())
-    except RefError as e:
-        if e.kind is UnicodeDecodeError:
-            return ("err", UnicodeDecodeError, e.offset, e.exc.start, e.exc.end, e.exc.reason)
-        return ("err", ValueError, e.offset)
 
 
 def wellformed(raw, fdp):
@@ -93,17 +40,8 @@ def wellformed(raw, fdp):
     while i < len(raw):
         n = fdp.ConsumeIntInRange(0, 40) if fdp.remaining_bytes() else len(raw) - i
         chunk = raw[i:i + n]
-        out += _vint(len(chunk)) + chunk
+        out += pfx(chunk)
         i += max(n, 1)
-    return bytes(out)
-
-
-def _vint(n):
-    out = bytearray()
-    while n >= 0x80:
-        out.append((n & 0x7F) | 0x80)
-        n >>= 7
-    out.append(n)
     return bytes(out)
 
 
@@ -123,16 +61,10 @@ def TestOneInput(data):
 
     # module functions
     if strict is False:
-        def ref_all():
-            out, pos = [], 0
-            while pos < len(raw):
-                s, pos = ref_string(raw, pos, errors, False)
-                out.append(s)
-            return out
-        assert ours(lambda: decode_all(blob, errors)) == ref(ref_all)
+        assert ours(lambda: decode_all(blob, errors)) == ref(lambda: ref_read_all(raw, errors))
 
         def ref_one():
-            s, end = ref_string(raw, 0, errors, False)
+            s, end = ref_read_string(raw, 0, errors, False)
             if end != len(raw):
                 raise RefError(ValueError, end)
             return s
@@ -144,7 +76,7 @@ def TestOneInput(data):
         assert r.position == pos and r.remaining == len(raw) - pos
         if op <= 2:
             got = ours(r.read_string)
-            want = ref(lambda: ref_string(raw, pos, errors, strict))
+            want = ref(lambda: ref_read_string(raw, pos, errors, strict))
             if want[0] == "ok":
                 want, pos = ("ok", want[1][0]), want[1][1]
         elif op == 3:
@@ -153,7 +85,7 @@ def TestOneInput(data):
             def many():
                 out, p = [], pos
                 while (n < 0 and p < len(raw)) or len(out) < n:
-                    s, p = ref_string(raw, p, errors, strict)
+                    s, p = ref_read_string(raw, p, errors, strict)
                     out.append(s)
                 return out, p
             got = ours(lambda: r.read_strings(n))
@@ -197,7 +129,7 @@ def TestOneInput(data):
             out, p = [], pos
             try:
                 while p < len(raw):
-                    s, p = ref_string(raw, p, errors, strict)
+                    s, p = ref_read_string(raw, p, errors, strict)
                     out.append(s)
                 want, pos = ("ok", out), p
             except RefError as e:

@@ -20,7 +20,8 @@ UTF8PFX_HYPOTHESIS_PROFILE names any profile and wins over CI; the
 The ``kernels`` fixture runs a test once per kernel level (scalar, sse,
 avx2, ...) when utf8pfx._core exposes _isa_levels() and _set_isa(name), and
 restores the level in use afterwards; otherwise it has a single "default"
-param.
+param.  The ``level`` fixture does the same for the reader's decode kernels
+(_decode_isa_levels(), _set_decode_isa(name)).
 """
 import os
 import sys
@@ -38,7 +39,8 @@ _common = dict(
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 # Hypothesis's own settings when it detects CI are derandomize=True (the same
-# inputs every run); ours draw fresh ones (issue 9).
+# inputs every run); ours draw fresh ones, so that every CI run explores
+# inputs no run has tried before.
 settings.register_profile("ci", max_examples=200, derandomize=False, database=None,
                           print_blob=True, **_common)
 settings.register_profile("ci-lean", max_examples=100, derandomize=False, database=None,
@@ -86,6 +88,32 @@ def kernels(request):
         yield name
     finally:
         _core._set_isa(previous)
+
+
+def _decode_levels():
+    try:
+        from utf8pfx import _core
+    except ImportError:
+        return ["default"]
+    levels = getattr(_core, "_decode_isa_levels", None)
+    return (list(levels()) if levels else []) or ["default"]
+
+
+@pytest.fixture(params=_decode_levels())
+def level(request):
+    """The decode kernel level a reader test runs with (scalar, sse, avx2,
+    ...; "default" where the core cannot choose), restored afterwards."""
+    name = request.param
+    if name == "default":
+        yield name
+        return
+    from utf8pfx import _core
+
+    previous = _core._set_decode_isa(name)
+    try:
+        yield name
+    finally:
+        _core._set_decode_isa(previous)
 
 
 def _where_utf8pfx_comes_from(root):

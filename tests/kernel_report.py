@@ -1,5 +1,5 @@
-"""Which kernel levels a test run checked natively and which emulated
-(issue #8), for one line at the top of pytest's output and one at the end.
+"""Which kernel levels a test run checked natively and which emulated, for
+one line at the top of pytest's output and one at the end.
 
 - header (before the tests): the levels the Python suite runs natively
   (utf8pfx._core._isa_levels(): what this CPU and build support), and

@@ -1,11 +1,18 @@
 """Pure-Python reference for utf8pfx: what the C core must produce, byte for byte.
 
-Nothing here imports utf8pfx.  CPython's own UTF-8 codec is the oracle for the
-payload; the VInt (unsigned LEB128) prefix is written out by hand so that the
-reference does not share code with the thing it checks.
+Nothing here calls the compiled core.  CPython's own UTF-8 codec is the oracle
+for the payload; the VInt (unsigned LEB128) writer and the storage-kind
+classifier are the package's pure-Python reference (utf8pfx._reference),
+which shares no code with the C it checks and is itself pinned to
+hand-written values (test_write_vint_vectors, test_split_lines_and_storage_kind).
+The reader's reference below parses VInts on its own, to name the offset of
+every error.
 """
 import codecs
 import functools
+import re
+
+from utf8pfx._reference import STORAGE_KINDS, leb128, storage_kind
 
 VINT_MAX = 2**64 - 1
 
@@ -22,22 +29,20 @@ BUILTIN_HANDLERS = (
 
 
 def vint(n):
-    """Minimal unsigned LEB128 of n (0 <= n < 2**64)."""
+    """Minimal unsigned LEB128 of n; ValueError outside 0 <= n < 2**64, the
+    range of the format (a test asking for more is wrong, not the writer)."""
     if not 0 <= n <= VINT_MAX:
         raise ValueError(n)
-    out = bytearray()
-    while True:
-        low = n & 0x7F
-        n >>= 7
-        if n:
-            out.append(low | 0x80)
-        else:
-            out.append(low)
-            return bytes(out)
+    return leb128(n)
 
 
 def vint_size(n):
     return len(vint(n))
+
+
+def pfx(payload):
+    """One record: vint(len(payload)) + payload, the bytes as they are."""
+    return vint(len(payload)) + payload
 
 
 def utf8(s, errors="strict"):
@@ -61,25 +66,11 @@ def ref_read_vint(blob, pos):
     Strict: rejects truncated data, more than 10 bytes, values >= 2**64 and
     non-minimal forms (the writer must always emit the minimal form).
     """
-    value = 0
-    shift = 0
-    start = pos
-    while True:
-        if pos >= len(blob):
-            raise ValueError("truncated VInt at offset %d" % start)
-        b = blob[pos]
-        pos += 1
-        value |= (b & 0x7F) << shift
-        shift += 7
-        if not b & 0x80:
-            break
-        if pos - start >= 10:
-            raise ValueError("VInt longer than 10 bytes at offset %d" % start)
-    if value > VINT_MAX:
-        raise ValueError("VInt above 2**64-1 at offset %d" % start)
-    if pos - start > 1 and b == 0:
-        raise ValueError("non-minimal VInt at offset %d" % start)
-    return value, pos
+    try:
+        return ref_vint(blob, pos, strict_vint=True)
+    except RefError as e:
+        raise ValueError("VInt at offset %d: truncated, over 10 bytes, above 2**64-1 "
+                         "or not minimal" % e.offset) from None
 
 
 def ref_decode_all(blob, errors=None):
@@ -102,20 +93,101 @@ def ref_decode_all(blob, errors=None):
     return out
 
 
-def kind_of(s):
-    """PEP 393 storage kind CPython uses for s: 'ascii', 'ucs1', 'ucs2', 'ucs4'."""
-    m = max(map(ord, s), default=0)
-    if m < 0x80:
-        return "ascii"
-    if m < 0x100:
-        return "ucs1"
-    if m < 0x10000:
-        return "ucs2"
-    return "ucs4"
-
-
-KINDS = ("ascii", "ucs1", "ucs2", "ucs4")
+#: PEP 393 storage kind CPython uses for s: 'ascii', 'ucs1', 'ucs2', 'ucs4'.
+kind_of = storage_kind
+KINDS = STORAGE_KINDS
 MAX_BYTES_PER_CP = {"ascii": 1, "ucs1": 2, "ucs2": 3, "ucs4": 4}
+
+
+# --------------------------------------------------------------------------
+# The reader's reference: every record, or the error and the offset it names
+# --------------------------------------------------------------------------
+
+class RefError(Exception):
+    """What the reference reader refuses: ``kind`` is the exception utf8pfx
+    must raise (ValueError or UnicodeDecodeError), ``offset`` the absolute
+    offset its message names, ``exc`` CPython's UnicodeDecodeError."""
+
+    def __init__(self, kind, offset, exc=None):
+        super().__init__(kind, offset)
+        self.kind, self.offset, self.exc = kind, offset, exc
+
+
+def ref_vint(data, pos, strict_vint=False):
+    """(value, position after it) of the VInt at data[pos:].  Lenient, as the
+    reader is by default: a non-minimal VInt passes unless strict_vint."""
+    start, v, shift = pos, 0, 0
+    for i in range(10):
+        if pos >= len(data):
+            raise RefError(ValueError, start)
+        b = data[pos]
+        pos += 1
+        v |= (b & 0x7F) << shift
+        shift += 7
+        if not b & 0x80:
+            if v >= 2**64:
+                raise RefError(ValueError, start)
+            if strict_vint and i > 0 and b == 0:
+                raise RefError(ValueError, start)
+            return v, pos
+    raise RefError(ValueError, start)
+
+
+def ref_payload(data, pos, strict_vint=False):
+    """(start, end) of the payload of the record at data[pos:]."""
+    n, p = ref_vint(data, pos, strict_vint)
+    if n > len(data) - p:
+        raise RefError(ValueError, pos)
+    return p, p + n
+
+
+def ref_read_string(data, pos, errors="strict", strict_vint=False):
+    """(str, position after it) of the record at data[pos:]."""
+    p, end = ref_payload(data, pos, strict_vint)
+    try:
+        return bytes(data[p:end]).decode("utf-8", errors), end
+    except UnicodeDecodeError as e:
+        raise RefError(UnicodeDecodeError, p + e.start, e)
+
+
+def ref_read_all(data, errors="strict"):
+    """Every record of data as str (what decode_all returns)."""
+    out, pos = [], 0
+    while pos < len(data):
+        s, pos = ref_read_string(data, pos, errors)
+        out.append(s)
+    return out
+
+
+def offset_of(exc):
+    """The absolute offset an error of utf8pfx's reader names."""
+    if isinstance(exc, UnicodeDecodeError):
+        return exc.data_offset
+    m = re.search(r"offset (\d+)", str(exc))
+    assert m, str(exc)
+    return int(m.group(1))
+
+
+def ours_or_error(fn):
+    """utf8pfx's outcome, comparable with ref_or_error's: ("ok", value), or
+    ("err", type, offset) and, for bad UTF-8, start/end/reason too."""
+    try:
+        return ("ok", fn())
+    except UnicodeDecodeError as e:
+        assert e.data_offset - e.payload_offset == e.start, (e.data_offset, e.payload_offset)
+        return ("err", UnicodeDecodeError, offset_of(e), e.start, e.end, e.reason)
+    except ValueError as e:
+        return ("err", ValueError, offset_of(e))
+
+
+def ref_or_error(fn):
+    """The reference's outcome, as ours_or_error gives utf8pfx's."""
+    try:
+        return ("ok", fn())
+    except RefError as e:
+        if e.kind is UnicodeDecodeError:
+            return ("err", UnicodeDecodeError, e.offset, e.exc.start, e.exc.end, e.exc.reason)
+        return ("err", ValueError, e.offset)
 
 
 def has_surrogate(s):
@@ -310,6 +382,24 @@ def _arrange(high, low_count, where):
         parts.append(h)
     parts.append("a" * (low_count - (low_count * k) // (k + 1)))
     return "".join(parts)
+
+
+def legacy_str(text):
+    """text as a legacy str (Python < 3.12): wchar_t storage only, not ready
+    (no PEP 393 kind) until someone asks for it."""
+    import ctypes
+
+    api = ctypes.pythonapi
+    api.PyUnicode_FromUnicode.restype = ctypes.py_object
+    api.PyUnicode_FromUnicode.argtypes = [ctypes.c_void_p, ctypes.c_ssize_t]
+    api.PyUnicode_AsUnicode.restype = ctypes.c_void_p
+    api.PyUnicode_AsUnicode.argtypes = [ctypes.py_object]
+    s = api.PyUnicode_FromUnicode(None, len(text))
+    if text:
+        buf = (ctypes.c_wchar * len(text)).from_address(api.PyUnicode_AsUnicode(s))
+        for i, c in enumerate(text):
+            buf[i] = c
+    return s
 
 
 @functools.lru_cache(maxsize=None)

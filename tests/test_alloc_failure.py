@@ -1,4 +1,4 @@
-"""Allocation failure (issue 9): every allocation a public operation makes
+"""Allocation failure: every allocation a public operation makes
 can fail, and each failure must surface as MemoryError with the writer or
 reader exactly as before the call.
 

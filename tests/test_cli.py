@@ -1,8 +1,9 @@
 """The command line: utf8pfx encode / decode / inspect / bench.
 
 Every expected blob, line, offset and count here is computed from CPython's
-own codec and the hand-written VInt of tests/reference.py, or written out by
-hand; nothing is taken from the code under test.  Most tests call main() in
+own codec and the pure-Python reference of tests/reference.py (its VInt and
+storage kinds pinned to hand-written values), or written out by hand;
+nothing is taken from the command line or the C core under test.  Most tests call main() in
 the test process (fast); a few run ``python -m utf8pfx`` in a child process
 (stdin/stdout plumbing, peak memory).
 """
@@ -13,7 +14,7 @@ import re
 import sys
 
 import pytest
-from reference import kind_of, ref_encode, ref_encode_many, vint
+from reference import RefError, kind_of, pfx, ref_encode, ref_encode_many, ref_read_string, vint
 from subproc import run_python
 
 import utf8pfx
@@ -255,7 +256,7 @@ def test_decode_json_is_lossless(tmp_path):
     # newlines and (with surrogateescape) bytes that are not UTF-8
     payloads = [b"two\nlines", b"bad \xff", b"\xed\xa0\x80", "ok é".encode()]
     blob = tmp_path / "b.bin"
-    blob.write_bytes(b"".join(vint(len(p)) + p for p in payloads))
+    blob.write_bytes(b"".join(map(pfx, payloads)))
     r = cli("decode", blob, "--json", "--errors", "surrogateescape")
     assert r.rc == 0, r.err
     back = [json.loads(line) for line in r.out.decode("utf-8").splitlines()]
@@ -599,6 +600,20 @@ def test_bench_workloads_have_their_kind():
             assert {kind_of(s) for s in strings} == {expected}, name
 
 
+def test_python_m_utf8pfx_bench_runs_the_command_line_module_once():
+    """`python -m utf8pfx` runs __main__.py as the module __main__.  Were the
+    bench module to import utf8pfx.__main__ (an import cycle), that file would
+    run a second time as a module of its own: -X importtime lists every
+    module imported, and utf8pfx.__main__ must not be among them."""
+    r = run_python(["-X", "importtime", "-m", "utf8pfx", "bench", "--repeat", "1",
+                    "--scale", "0.001"])
+    assert r.returncode == 0, r.stderr.decode(errors="replace")
+    imported = {line.rsplit(b"|", 1)[1].strip().decode()
+                for line in r.stderr.splitlines() if line.startswith(b"import time:")}
+    assert "utf8pfx._bench" in imported  # the bench ran: a cycle would have shown
+    assert "utf8pfx.__main__" not in imported
+
+
 def test_bench_plot_without_matplotlib_is_a_clear_usage_error(tmp_path):
     code = ("import sys; sys.modules['matplotlib'] = None\n"
             "from utf8pfx.__main__ import main\n"
@@ -710,38 +725,25 @@ from hypothesis import given, strategies as st  # noqa: E402
 from strategies import mixed_char  # noqa: E402
 
 
-def _lenient_first_error(blob):
-    """(index, offset) of the first bad record, by hand; None if all good.
-
-    The reader accepts non-minimal VInts by default, so this does too; the
-    offset is where the record starts, or for bad UTF-8 the first bad byte.
-    """
-    pos = index = 0
+def _good_records_then_error(blob):
+    """The strings before the first bad record, and (index, offset) of that
+    record, None if all are good: by the reference reader, which accepts
+    non-minimal VInts as the reader does by default; the offset is where the
+    record starts, or for bad UTF-8 the first bad byte."""
+    good, pos = [], 0
     while pos < len(blob):
-        start = pos
-        value = shift = 0
-        while True:
-            if pos >= len(blob) or pos - start >= 10:
-                return index, start
-            b = blob[pos]
-            pos += 1
-            value |= (b & 0x7F) << shift
-            shift += 7
-            if not b & 0x80:
-                break
-        if value >= 2**64 or pos + value > len(blob):
-            return index, start
         try:
-            blob[pos:pos + value].decode("utf-8")
-        except UnicodeDecodeError as exc:
-            return index, pos + exc.start
-        pos += value
-        index += 1
-    return None
+            s, pos = ref_read_string(blob, pos)
+        except RefError as exc:
+            return good, (len(good), exc.offset)
+        good.append(s)
+    return good, None
 
 
-def _stream_all(blob, chunk):
-    stream = _stream.RecordStream(io.BytesIO(blob), chunk=chunk)
+def _stream_all(blob, chunk, size=None):
+    """What RecordStream reads of blob: the strings, and (index, offset) of
+    the bad data it stopped at (None if none)."""
+    stream = _stream.RecordStream(io.BytesIO(blob), chunk=chunk, size=size)
     got = []
     try:
         for batch in stream.batches():
@@ -768,38 +770,7 @@ def test_chunked_stream_reports_the_first_bad_record(strings, noise, where, chun
     at = where % (len(blob) + 1)
     blob[at:at + len(noise)] = noise  # overwrite (or append) some bytes
     blob = bytes(blob)
-    expected = _lenient_first_error(blob)
-    stream = _stream.RecordStream(io.BytesIO(blob), chunk=chunk,
-                                  size=len(blob) if sized else None)
-    got = []
-    error = None
-    try:
-        for batch in stream.batches():
-            got.extend(batch)
-    except _stream.BadData as exc:
-        error = (exc.index, exc.offset)
+    want, expected = _good_records_then_error(blob)
+    got, error = _stream_all(blob, chunk, size=len(blob) if sized else None)
     assert error == expected
-    good = expected[0] if expected else None
-    assert got == [p.decode() for p in _payloads(blob)[:good]]
-
-
-def _payloads(blob):
-    out = []
-    pos = 0
-    while pos < len(blob):
-        value = shift = 0
-        start = pos
-        while pos < len(blob) and pos - start < 10:
-            b = blob[pos]
-            pos += 1
-            value |= (b & 0x7F) << shift
-            shift += 7
-            if not b & 0x80:
-                break
-        else:
-            break
-        if pos + value > len(blob):
-            break
-        out.append(blob[pos:pos + value])
-        pos += value
-    return out
+    assert got == want

@@ -1,4 +1,4 @@
-"""Buffer exports under pressure (issue 9): views held across every writer
+"""Buffer exports under pressure: views held across every writer
 operation, a writer deleted under a live view, a reader over a writer that is
 asked to grow, and input buffers whose export runs Python code that meddles
 with the writer (the pattern of CPython gh-143378: take the input's buffer

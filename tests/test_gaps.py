@@ -1,4 +1,4 @@
-"""Cases no other test reached (issue 9's read of the suite):
+"""Cases no other test reached (found by reading the whole suite for gaps):
 
 - legacy (not ready) str objects through write_strings' batch path (3.9-3.11);
 - the one-pass path with a 2-byte prefix at its edges (UCS1 8191/8192, UCS2
@@ -8,31 +8,16 @@
 - the reader's error handlers meeting encoded surrogates;
 - reserve() and __sizeof__.
 """
-import ctypes
 import sys
 
 import pytest
 
 import utf8pfx
 from utf8pfx import BufferReader, BufferWriter
-from reference import (MAX_BYTES_PER_CP, WIDE, FORCE, kind_of, ref_encode,
+from reference import (MAX_BYTES_PER_CP, WIDE, FORCE, kind_of, legacy_str, ref_encode,
                        ref_encode_many, utf8, vint, vint_size)
 
 # ------------------------------------------------------- legacy str, batched
-
-
-def _legacy(text):
-    api = ctypes.pythonapi
-    api.PyUnicode_FromUnicode.restype = ctypes.py_object
-    api.PyUnicode_FromUnicode.argtypes = [ctypes.c_void_p, ctypes.c_ssize_t]
-    api.PyUnicode_AsUnicode.restype = ctypes.c_void_p
-    api.PyUnicode_AsUnicode.argtypes = [ctypes.py_object]
-    s = api.PyUnicode_FromUnicode(None, len(text))
-    if text:
-        buf = (ctypes.c_wchar * len(text)).from_address(api.PyUnicode_AsUnicode(s))
-        for i, c in enumerate(text):
-            buf[i] = c
-    return s
 
 
 LEGACY_TEXTS = ["", "plain", "h\u00e9llo", "\u6771\u4eac \u20ac", "\U0001F600 x",
@@ -46,7 +31,7 @@ LEGACY_TEXTS = ["", "plain", "h\u00e9llo", "\u6771\u4eac \u20ac", "\U0001F600 x"
 def test_legacy_strings_in_a_batch(form, errors):
     # the presize pass sees not-ready strs (4+ items) and must leave them to
     # the per-item path, which makes them ready
-    items = [_legacy(t) for t in LEGACY_TEXTS] + [_legacy("a\udcff")] * (errors != "strict")
+    items = [legacy_str(t) for t in LEGACY_TEXTS] + [legacy_str("a\udcff")] * (errors != "strict")
     texts = LEGACY_TEXTS + ["a\udcff"] * (errors != "strict")
     w = BufferWriter(errors=errors)
     n = w.write_strings(form(items))
@@ -54,7 +39,7 @@ def test_legacy_strings_in_a_batch(form, errors):
     if errors == "strict":
         w2 = BufferWriter()
         with pytest.raises(UnicodeEncodeError) as ei:
-            w2.write_strings(form(items[:3] + [_legacy("b\ud800c")] + items[3:]))
+            w2.write_strings(form(items[:3] + [legacy_str("b\ud800c")] + items[3:]))
         assert (ei.value.start, ei.value.end) == (1, 2) and len(w2) == 0
 
 

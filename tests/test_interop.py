@@ -41,23 +41,12 @@ def texts(prefix, encoding="utf-8", surrogates=False, max_size=12):
 @pytest.fixture(scope="module")
 def pb():
     pytest.importorskip("google.protobuf", reason="protobuf not installed (pip install protobuf)")
-    from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
     from google.protobuf.internal import api_implementation
 
-    F = descriptor_pb2.FieldDescriptorProto
-    fdp = descriptor_pb2.FileDescriptorProto(name="utf8pfx_interop.proto",
-                                             package="utf8pfx_interop", syntax="proto3")
-    msg = fdp.message_type.add(name="Strings")
-    msg.field.add(name="s", number=1, type=F.TYPE_STRING, label=F.LABEL_REPEATED)
-    pool = descriptor_pool.DescriptorPool()
-    pool.Add(fdp)
-    desc = pool.FindMessageTypeByName("utf8pfx_interop.Strings")
-    if hasattr(message_factory, "GetMessageClass"):
-        cls = message_factory.GetMessageClass(desc)
-    else:  # protobuf < 4.22
-        cls = message_factory.MessageFactory(pool).GetPrototype(desc)
+    from utf8pfx._peers import strings_message_class
+
     print("protobuf implementation:", api_implementation.Type())
-    return cls
+    return strings_message_class()  # repeated string s = 1
 
 
 @given(xs=texts("varint"))

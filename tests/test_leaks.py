@@ -1,4 +1,4 @@
-"""Leaks and reference counts (issue 9): a million mixed writer and reader
+"""Leaks and reference counts: a million mixed writer and reader
 operations, every error path among them (each exception type the API
 raises, custom handlers that raise, iterators that raise mid-batch), with
 tracemalloc's traced memory and the process RSS flat afterwards and

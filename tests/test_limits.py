@@ -1,4 +1,4 @@
-"""Sizes beyond memory or beyond Py_ssize_t (issue 9): MemoryError or
+"""Sizes beyond memory or beyond Py_ssize_t: MemoryError or
 OverflowError, never a wrap-around, and the object unchanged.
 
 The one test marked `slow` writes and reads back a single string of more

@@ -1,12 +1,12 @@
 """BufferReader, decode() and decode_all().
 
 Reference for every comparison: a pure-Python reader (varint loop +
-bytes.decode).  Kernel-level tests run once per decode level the CPU has.
+bytes.decode, tests/reference.py).  Kernel-level tests run once per decode
+level the CPU has (the ``level`` fixture of conftest.py).
 """
 import codecs
 import gc
 import mmap
-import re
 import sys
 import tracemalloc
 
@@ -17,102 +17,13 @@ from hypothesis import strategies as st
 import utf8pfx
 from utf8pfx import BufferReader, BufferWriter, decode, decode_all
 from utf8pfx import _core
+from reference import offset_of, ours_or_error, pfx, ref_or_error, ref_read_all
 
 HANDLERS = ["strict", "replace", "ignore", "surrogateescape", "surrogatepass", "backslashreplace"]
 LEVELS = _core._decode_isa_levels()
 
 
-@pytest.fixture(params=LEVELS)
-def level(request):
-    prev = _core._set_decode_isa(request.param)
-    yield request.param
-    _core._set_decode_isa(prev)
-
-
-# --------------------------------------------------------------- reference
-
-
-def vint(n):
-    out = bytearray()
-    while n >= 0x80:
-        out.append((n & 0x7F) | 0x80)
-        n >>= 7
-    out.append(n)
-    return bytes(out)
-
-
-def pfx(payload):
-    return vint(len(payload)) + payload
-
-
-class RefError(Exception):
-    def __init__(self, kind, offset, exc=None):
-        super().__init__(kind, offset)
-        self.kind, self.offset, self.exc = kind, offset, exc
-
-
-def ref_vint(data, pos, strict_vint=False):
-    start, v, shift = pos, 0, 0
-    for i in range(10):
-        if pos >= len(data):
-            raise RefError(ValueError, start)
-        b = data[pos]
-        pos += 1
-        v |= (b & 0x7F) << shift
-        shift += 7
-        if not b & 0x80:
-            if v >= 2**64:
-                raise RefError(ValueError, start)
-            if strict_vint and i > 0 and b == 0:
-                raise RefError(ValueError, start)
-            return v, pos
-    raise RefError(ValueError, start)
-
-
-def ref_read_string(data, pos, errors="strict", strict_vint=False):
-    n, p = ref_vint(data, pos, strict_vint)
-    if n > len(data) - p:
-        raise RefError(ValueError, pos)
-    payload = bytes(data[p:p + n])
-    try:
-        return payload.decode("utf-8", errors), p + n
-    except UnicodeDecodeError as e:
-        raise RefError(UnicodeDecodeError, p + e.start, e)
-
-
-def ref_decode_all(data, errors="strict"):
-    out, pos = [], 0
-    while pos < len(data):
-        s, pos = ref_read_string(data, pos, errors)
-        out.append(s)
-    return out
-
-
-def offset_of(exc):
-    """The absolute offset an error of ours names."""
-    if isinstance(exc, UnicodeDecodeError):
-        return exc.data_offset
-    m = re.search(r"offset (\d+)", str(exc))
-    assert m, str(exc)
-    return int(m.group(1))
-
-
-def ours_or_error(fn):
-    try:
-        return ("ok", fn())
-    except UnicodeDecodeError as e:
-        return ("err", UnicodeDecodeError, offset_of(e), e.start, e.end, e.reason)
-    except ValueError as e:
-        return ("err", ValueError, offset_of(e))
-
-
-def ref_or_error(fn):
-    try:
-        return ("ok", fn())
-    except RefError as e:
-        if e.kind is UnicodeDecodeError:
-            return ("err", UnicodeDecodeError, e.offset, e.exc.start, e.exc.end, e.exc.reason)
-        return ("err", ValueError, e.offset)
+# ------------------------------------------------ one payload against CPython
 
 
 def decode_payload_or_error(payload, errors="strict"):
@@ -201,7 +112,7 @@ def test_surrogatepass_bruteforce():
 
 @given(st.binary(max_size=80))
 def test_random_bytes_against_reference(data):
-    assert ours_or_error(lambda: decode_all(data)) == ref_or_error(lambda: ref_decode_all(data))
+    assert ours_or_error(lambda: decode_all(data)) == ref_or_error(lambda: ref_read_all(data))
 
 
 @given(st.lists(st.binary(max_size=40), max_size=6), st.binary(max_size=6),
@@ -209,7 +120,7 @@ def test_random_bytes_against_reference(data):
 def test_records_of_random_payloads_against_reference(payloads, junk, errors):
     data = b"".join(pfx(p) for p in payloads) + junk
     assert ours_or_error(lambda: decode_all(data, errors)) == ref_or_error(
-        lambda: ref_decode_all(data, errors))
+        lambda: ref_read_all(data, errors))
 
 
 @given(st.lists(st.text(max_size=60), max_size=8), st.integers(0, 400),
@@ -219,7 +130,7 @@ def test_mutated_records_every_level(strings, at, byte):
     if data:
         data[at % len(data)] = byte
     data = bytes(data)
-    expect = ref_or_error(lambda: ref_decode_all(data))
+    expect = ref_or_error(lambda: ref_read_all(data))
     for lvl in LEVELS:
         prev = _core._set_decode_isa(lvl)
         try:
@@ -302,6 +213,14 @@ def assert_error(data, exc_type, match, offset=None, **kw):
     return ei.value
 
 
+def assert_bad_utf8(payload, reason, offset, span):
+    """One record of bad UTF-8: assert_error's checks, and CPython's
+    (start, end) relative to the payload."""
+    e = assert_error(pfx(payload), UnicodeDecodeError, reason, offset)
+    assert (e.start, e.end) == span
+    return e
+
+
 def test_hostile_truncated_varint():
     assert_error(b"\x80", ValueError, r"truncated varint at offset 0", 0)
     assert_error(b"\xff\xff\xff", ValueError, r"truncated varint at offset 0", 0)
@@ -338,37 +257,29 @@ def test_hostile_length_beyond_data_no_allocation():
 
 
 def test_hostile_overlong_utf8():
-    e = assert_error(pfx(b"\xc0\xaf"), UnicodeDecodeError, "invalid start byte", 1)
-    assert (e.start, e.end) == (0, 1)
-    e = assert_error(pfx(b"\xe0\x80\xaf"), UnicodeDecodeError, "invalid continuation", 1)
-    assert (e.start, e.end) == (0, 1)
-    e = assert_error(pfx(b"\xf0\x80\x80\xaf"), UnicodeDecodeError, "invalid continuation", 1)
-    assert (e.start, e.end) == (0, 1)
+    assert_bad_utf8(b"\xc0\xaf", "invalid start byte", 1, (0, 1))
+    assert_bad_utf8(b"\xe0\x80\xaf", "invalid continuation", 1, (0, 1))
+    assert_bad_utf8(b"\xf0\x80\x80\xaf", "invalid continuation", 1, (0, 1))
 
 
 def test_hostile_encoded_surrogates_strict():
-    e = assert_error(pfx(b"ab\xed\xa0\x80"), UnicodeDecodeError, "invalid continuation", 3)
-    assert (e.start, e.end, e.reason) == (2, 3, "invalid continuation byte")
+    e = assert_bad_utf8(b"ab\xed\xa0\x80", "invalid continuation", 3, (2, 3))
+    assert e.reason == "invalid continuation byte"
     assert decode(pfx(b"ab\xed\xa0\x80"), "surrogatepass") == "ab\ud800"
 
 
 def test_hostile_above_u10ffff():
-    e = assert_error(pfx(b"\xf4\x90\x80\x80"), UnicodeDecodeError, "invalid continuation", 1)
-    assert (e.start, e.end) == (0, 1)
-    e = assert_error(pfx(b"\xf5\x80\x80\x80"), UnicodeDecodeError, "invalid start byte", 1)
-    assert (e.start, e.end) == (0, 1)
+    assert_bad_utf8(b"\xf4\x90\x80\x80", "invalid continuation", 1, (0, 1))
+    assert_bad_utf8(b"\xf5\x80\x80\x80", "invalid start byte", 1, (0, 1))
 
 
 def test_hostile_truncated_sequence():
-    e = assert_error(pfx(b"a\xf0\x9f\x98"), UnicodeDecodeError, "unexpected end of data", 2)
-    assert (e.start, e.end) == (1, 4)
-    e = assert_error(pfx(b"\xe6\x97"), UnicodeDecodeError, "unexpected end of data", 1)
-    assert (e.start, e.end) == (0, 2)
+    assert_bad_utf8(b"a\xf0\x9f\x98", "unexpected end of data", 2, (1, 4))
+    assert_bad_utf8(b"\xe6\x97", "unexpected end of data", 1, (0, 2))
 
 
 def test_hostile_stray_continuation():
-    e = assert_error(pfx(b"abc\x80def"), UnicodeDecodeError, "invalid start byte", 4)
-    assert (e.start, e.end) == (3, 4)
+    assert_bad_utf8(b"abc\x80def", "invalid start byte", 4, (3, 4))
 
 
 def test_decode_error_carries_offsets_and_cpython_fields():

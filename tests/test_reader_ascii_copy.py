@@ -1,33 +1,17 @@
-"""The long-ASCII read path (issue 7B): payloads of 64+ bytes whose first 64
+"""The long-ASCII read path: payloads of 64+ bytes whose first 64
 and last 8 bytes are ASCII get a str allocated first and the copy_ascii
 kernel (check fused with the copy); a byte >= 0x80 anywhere else makes the
 kernel refuse, the str is dropped and the payload goes the general way.
-Every decode level, against CPython's codec, values and errors alike."""
+Every decode level (the ``level`` fixture of conftest.py), against
+CPython's codec, values and errors alike."""
 import random
 
 import pytest
 
+from reference import pfx, vint
 from utf8pfx import BufferReader, decode, decode_all
-from utf8pfx import _core
 
-LEVELS = _core._decode_isa_levels()
 LENGTHS = (64, 65, 71, 72, 127, 128, 129, 255, 256, 257, 1000, 4095, 4096, 4097, 65537)
-
-
-@pytest.fixture(params=LEVELS)
-def level(request):
-    prev = _core._set_decode_isa(request.param)
-    yield request.param
-    _core._set_decode_isa(prev)
-
-
-def vint(n):
-    out = bytearray()
-    while n >= 0x80:
-        out.append((n & 0x7F) | 0x80)
-        n >>= 7
-    out.append(n)
-    return bytes(out)
 
 
 def ascii_bytes(rng, n):
@@ -36,7 +20,7 @@ def ascii_bytes(rng, n):
 
 def ours(payload, errors="strict"):
     try:
-        return decode(vint(len(payload)) + payload, errors)
+        return decode(pfx(payload), errors)
     except UnicodeDecodeError as e:
         return ("err", e.start, e.end, e.reason, e.data_offset)
 
@@ -52,7 +36,7 @@ def test_pure_ascii_every_length(level):
     rng = random.Random(7)
     for n in LENGTHS:
         p = ascii_bytes(rng, n)
-        s = decode(vint(n) + p)
+        s = decode(pfx(p))
         assert s == p.decode("ascii") and s.isascii() and len(s) == n
 
 
@@ -88,13 +72,13 @@ def test_reader_and_decode_all_on_long_ascii_records(level):
     rng = random.Random(17)
     payloads = [ascii_bytes(rng, n) for n in (64, 5000, 70, 3)]
     payloads.insert(2, ascii_bytes(rng, 100)[:80] + "ß".encode() + ascii_bytes(rng, 20))
-    data = b"".join(vint(len(p)) + p for p in payloads)
+    data = b"".join(map(pfx, payloads))
     want = [p.decode() for p in payloads]
     assert decode_all(data) == want
     r = BufferReader(data)
     assert r.read_strings() == want
     # an invalid record after valid long ASCII ones: nothing consumed
-    bad = data + vint(100) + ascii_bytes(rng, 90) + b"\xff" + ascii_bytes(rng, 9)
+    bad = data + pfx(ascii_bytes(rng, 90) + b"\xff" + ascii_bytes(rng, 9))
     r = BufferReader(bad)
     with pytest.raises(UnicodeDecodeError):
         r.read_strings()

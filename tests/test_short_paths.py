@@ -1,4 +1,4 @@
-"""The per-call short paths of the writer (issue 7): inline copies of short
+"""The per-call short paths of the writer: inline copies of short
 ASCII bodies (no memcpy call, overlapping 4/8-byte moves) and the scalar
 encoders inlined for non-ASCII bodies of up to 16 code points, with a
 surrogate at every position falling back to the handler.  Byte-exact
@@ -10,24 +10,12 @@ import sys
 import pytest
 
 import utf8pfx
+from reference import pfx, ref_encode
 from utf8pfx import _core
 
 HANDLERS = ("strict", "surrogatepass", "surrogateescape", "replace", "ignore",
             "backslashreplace")
 FILL = {"ascii": "abcdefghij", "ucs1": "aé\xffbc", "ucs2": "aжé中", "ucs4": "a😀ж\xe9"}
-
-
-def vint(n):
-    out = bytearray()
-    while n >= 0x80:
-        out.append((n & 0x7F) | 0x80)
-        n >>= 7
-    out.append(n)
-    return bytes(out)
-
-
-def ref(s, errors):
-    return vint(len(s.encode("utf-8", errors))) + s.encode("utf-8", errors)
 
 
 def texts(kind, n):
@@ -41,7 +29,7 @@ def texts(kind, n):
 def test_lengths_around_cutovers(kind, kernels):
     for n in range(0, 41):
         s = texts(kind, n)
-        want = ref(s, "strict")
+        want = ref_encode(s, "strict")
         w = utf8pfx.BufferWriter()
         w.write_string("x")
         assert w.write_string(s) == len(want)
@@ -62,7 +50,7 @@ def write_with_surrogate(s, errors, cap, batch=False):
     w.write_string("k")
     call = (lambda: w.write_strings(["ab", s, "cd"])) if batch else (lambda: w.write_string(s))
     try:
-        want = ref(s, errors)
+        want = ref_encode(s, errors)
     except UnicodeEncodeError as ce:
         with pytest.raises(UnicodeEncodeError) as ei:
             call()
@@ -102,7 +90,7 @@ def test_short_ascii_every_preset(prefix):
 
 
 def _check_payload(payload, errors):
-    blob = vint(len(payload)) + payload + b"\x01z"
+    blob = pfx(payload) + b"\x01z"
     r = utf8pfx.BufferReader(blob, errors=errors)
     try:
         want = payload.decode("utf-8", errors)
@@ -182,18 +170,13 @@ def test_reader_one_pass_short_payloads(errors):
         _check_payload(payload, errors)
 
 
-@pytest.mark.parametrize("level", _core._decode_isa_levels())
 def test_reader_one_pass_short_payloads_every_level(level):
     """The same payloads under "strict" at every decode level: the short
     decoder of the AVX-512 level's table (VBMI, where the CPU has it) and
     the inline one of the others must each take exactly what bytes.decode
     takes, and hand everything else to the two-pass road."""
-    prev = _core._set_decode_isa(level)
-    try:
-        for payload in _one_pass_payloads(66):
-            _check_payload(payload, "strict")
-    finally:
-        _core._set_decode_isa(prev)
+    for payload in _one_pass_payloads(66):
+        _check_payload(payload, "strict")
 
 
 EDGE_CPS = ("\x7f", "\x80", "\xff", "\u0100", "\u07ff", "\u0800", "\ud7ff", "\ue000", "\uffff",
@@ -215,9 +198,9 @@ def test_short_every_edge_code_point_everywhere(kind, kernels):
             for i in range(n):
                 s = base[:i] + edge + base[i + 1:]
                 w = utf8pfx.BufferWriter(1024)
-                assert w.write_string(s) == len(ref(s, "strict"))
+                assert w.write_string(s) == len(ref_encode(s, "strict"))
                 w.write_strings([s, s])
-                assert w.getvalue() == ref(s, "strict") * 3, (s, i)
+                assert w.getvalue() == ref_encode(s, "strict") * 3, (s, i)
 
 
 def _cpu_flags():
@@ -234,7 +217,7 @@ def _cpu_flags():
 
 def test_short_path_build_follows_the_kernel_level():
     """write_strings' short path has a second build for AVX-512 VBMI2
-    (csrc/writer_short.h) that encodes short non-ASCII bodies inline; it
+    (csrc/writer/writer_short.h) that encodes short non-ASCII bodies inline; it
     runs exactly while the kernels are the avx512 level's on a CPU with
     VBMI2, so the tests that run that level run it, and every other level
     runs the base build."""
@@ -273,7 +256,7 @@ def test_write_string_build_follows_the_level_chosen_at_import():
             "print(utf8pfx.isa(), _core._short_path(), _core._write_string_build()); "
             "w = utf8pfx.BufferWriter(); w.write_string('aé中😀' * 3); w.write_string('k'); "
             "print(w.getvalue().hex())")
-    want = (ref("aé中😀" * 3, "strict") + ref("k", "strict")).hex()
+    want = (ref_encode("aé中😀" * 3, "strict") + ref_encode("k", "strict")).hex()
     for cap in (None, "avx2", "scalar"):
         r = run_python(["-c", code], env={"UTF8PFX_ISA": cap} if cap else {"UTF8PFX_ISA": ""},
                        text=True)
@@ -296,7 +279,7 @@ def test_short_bodies_at_the_edge_of_the_room(kind, kernels):
     where it does not, byte-exact either way, one call and batch."""
     for n in range(1, 41):
         s = texts(kind, n)
-        want = ref(s, "strict")
+        want = ref_encode(s, "strict")
         for room in range(max(len(want) - 2, 0), max(2 * n + 4, n + 20)):
             w = utf8pfx.BufferWriter(room + 2)
             w.write_string("x")
@@ -323,7 +306,7 @@ def test_short_bodies_around_the_room_steps_threshold(kind, kernels):
     fill = ROOM_TEXTS[kind]
     for n in range(1, 129):
         s = (fill * (n // len(fill) + 1))[:n]
-        want = ref(s, "strict")
+        want = ref_encode(s, "strict")
         for free in list(range(124, 136)) + list(range(156, 168)):
             w = utf8pfx.BufferWriter(free + 2)
             w.write_string("x")
@@ -349,7 +332,7 @@ def test_single_code_point_ucs4_strs(kernels):
                  {0x10000 | (1 << b) for b in range(21) if 0x10000 | (1 << b) <= 0x10FFFF} |
                  {0x10FFFF ^ (1 << b) for b in range(16)} | {0xF0000 ^ (1 << b) for b in range(16)})
     strs = [chr(c) for c in cps]
-    want = b"".join(ref(s, "strict") for s in strs)
+    want = b"".join(ref_encode(s, "strict") for s in strs)
     for cap in (8, 4096):
         w = utf8pfx.BufferWriter(cap)
         for s in strs:
@@ -391,7 +374,7 @@ def test_batch_short_and_long_items_interleaved(kind, kernels):
     items = [texts(kind, n) for n in lengths]
     orders = [items, items[::-1], [x for pair in zip(items, items[::-1]) for x in pair]]
     for order in orders:
-        want = b"".join(ref(x, "strict") for x in order)
+        want = b"".join(ref_encode(x, "strict") for x in order)
         for cap in (0, 1 << 16):
             w = utf8pfx.BufferWriter(cap)
             assert w.write_strings(order) == len(want)
@@ -407,11 +390,11 @@ def test_batch_ascii_run_at_the_edge_of_the_room(kernels):
     writes only past the end, inside the capacity)."""
     for n in (0, 1, 2, 15, 16, 17, 31, 32, 33, 34, 63, 64, 126, 127, 128):
         s = "".join(chr(0x41 + (i * 7) % 58) for i in range(n))
-        want = ref(s, "strict")
+        want = ref_encode(s, "strict")
         for lead in (0, 1, 5):
             head = ["x"] * lead
             items = head + [s, s, s]
-            expect = b"".join(ref(x, "strict") for x in items)
+            expect = b"".join(ref_encode(x, "strict") for x in items)
             for cap in range(0, 2 * len(want) + 40):
                 w = utf8pfx.BufferWriter(cap)
                 assert w.write_strings(items) == len(expect)
@@ -442,7 +425,7 @@ def test_batch_ascii_runs_broken_by_other_items(kernels):
         for br in breakers:
             items = run[:7] + [br] + run[7:] + [br, br] + run[:3]
             try:
-                want = b"".join(ref(x, errors) for x in items)
+                want = b"".join(ref_encode(x, errors) for x in items)
             except UnicodeEncodeError:
                 w = utf8pfx.BufferWriter(errors=errors)
                 w.write_string("keep")
@@ -480,7 +463,7 @@ def test_short_path_results_are_the_interpreters_ints(kind, kernels):
     seen = set()
     for n in range(0, 128):
         s = texts(kind, n)
-        want = ref(s, "strict")
+        want = ref_encode(s, "strict")
         if len(want) > 128:
             break
         w = utf8pfx.BufferWriter(1000 * 128)

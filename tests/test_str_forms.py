@@ -1,11 +1,10 @@
 """Every form of str the C core can be handed: subclasses, legacy
 (not-yet-ready) strings on Python < 3.12, and subclasses of BufferWriter."""
-import ctypes
 import sys
 
 import pytest
 
-from reference import ref_encode
+from reference import legacy_str, ref_encode
 from utf8pfx import BufferWriter, encode, utf8_length
 
 TEXTS = ["", "plain", "héllo", "東京 €", "😀 x", "mixed é € 😀"]
@@ -15,17 +14,7 @@ TEXTS = ["", "plain", "héllo", "東京 €", "😀 x", "mixed é € 😀"]
 @pytest.mark.filterwarnings("ignore:PyUnicode_FromUnicode:DeprecationWarning")
 @pytest.mark.parametrize("text", TEXTS)
 def test_legacy_string_is_made_ready_first(text):
-    api = ctypes.pythonapi
-    api.PyUnicode_FromUnicode.restype = ctypes.py_object
-    api.PyUnicode_FromUnicode.argtypes = [ctypes.c_void_p, ctypes.c_ssize_t]
-    api.PyUnicode_AsUnicode.restype = ctypes.c_void_p
-    api.PyUnicode_AsUnicode.argtypes = [ctypes.py_object]
-    # a legacy str: wchar_t storage only, not ready until someone asks
-    s = api.PyUnicode_FromUnicode(None, len(text))
-    if text:
-        buf = (ctypes.c_wchar * len(text)).from_address(api.PyUnicode_AsUnicode(s))
-        for i, c in enumerate(text):
-            buf[i] = c
+    s = legacy_str(text)  # wchar_t storage only, not ready until someone asks
     # in a batch, after a run of short ASCII items (write_strings' ASCII
     # loop meets it first)
     w = BufferWriter()

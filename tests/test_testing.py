@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 import utf8pfx
 from subproc import run_python
+from utf8pfx._reference import storage_kind
 from utf8pfx.testing import (
     KINDS,
     boundary_lengths,
@@ -30,8 +31,7 @@ FIND = settings(max_examples=200, deadline=None, database=None,
 
 
 def kind_of(s):
-    m = max(map(ord, s), default=0)
-    return "ascii" if m < 0x80 else "latin1" if m < 0x100 else "ucs2" if m < 0x10000 else "ucs4"
+    return storage_kind(s, KINDS)  # in utf8pfx.testing's names: "latin1", not "ucs1"
 
 
 # ---- toy codecs, each wrong in one way users get wrong ---------------------

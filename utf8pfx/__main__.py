@@ -14,44 +14,23 @@ from __future__ import annotations
 
 import argparse
 import codecs
+import contextlib
 import json
 import os
 import sys
-from typing import IO, Any, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import IO, Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 from . import BufferWriter, __version__, isa, utf8_length
-from ._stream import (CHUNK, ENCODINGS, PREFIXES, BadData, Output, Progress, RecordStream,
-                      human, lines_of)
-
-SAMPLE = "data/sample.txt"
-KINDS = ("ascii", "ucs1", "ucs2", "ucs4")
+from ._reference import ENCODINGS, PREFIXES, storage_kind
+from ._reference import STORAGE_KINDS as KINDS
+# split_lines is not used here, but stays importable from utf8pfx.__main__ with
+# the command line's other helpers (storage_kind, read_sample)
+from ._stream import (CHUNK, BadData, Output, Progress, RecordStream, lines_of, read_sample,
+                      split_lines)  # noqa: F401
 
 
 class UsageError(Exception):
     """A problem with the command line or its files (exit status 2)."""
-
-
-def storage_kind(s: str) -> str:
-    """The PEP 393 storage kind CPython uses for s: ascii, ucs1, ucs2 or ucs4."""
-    if s.isascii():
-        return "ascii"
-    top = ord(max(s))
-    return "ucs1" if top < 0x100 else "ucs2" if top < 0x10000 else "ucs4"
-
-
-def split_lines(text: str) -> List[str]:
-    """Lines split on "\\n" only; a final newline does not make an empty line."""
-    lines = text.split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
-    return lines
-
-
-def read_sample() -> bytes:
-    """The multilingual sample shipped in the package, as UTF-8 bytes."""
-    from importlib import resources
-
-    return (resources.files(__package__) / SAMPLE).read_bytes()
 
 
 # --- presets: keywords passed to the core only when given --------------------
@@ -118,6 +97,24 @@ def make_progress(args: argparse.Namespace, label: str, size: Optional[int]) -> 
         return None
     delay = 0.5 if args.progress is None else 0.0
     return Progress(label, size, sys.stderr, delay=delay)
+
+
+@contextlib.contextmanager
+def converting(f: IO[bytes], out: Any, progress: Optional[Progress]) -> Iterator[None]:
+    """Around a conversion of f into out: out is committed if the block ends
+    normally and aborted otherwise (no half-written output is left behind);
+    the progress line is ended and f closed (unless it is stdin) either way."""
+    try:
+        yield
+        out.commit()
+    except BaseException:
+        out.abort()
+        raise
+    finally:
+        if progress:
+            progress.close()
+        if f is not sys.stdin.buffer:
+            f.close()
 
 
 class Stats:
@@ -213,7 +210,7 @@ def cmd_encode(args: argparse.Namespace) -> int:
     total = 0
     # the sample alone only prints its summary; with -o it is written too
     out: Any = open_output(args.output) if (args.output is not None or not sample) else _Discard()
-    try:
+    with converting(f, out, progress):
         for first, lines in lines_of(f, args.errors, chunk=args.chunk_size, progress=progress,
                                      decode=not args.json):
             strings = _json_strings(lines, first) if args.json else lines
@@ -226,15 +223,6 @@ def cmd_encode(args: argparse.Namespace) -> int:
             w.clear()
             if stats is not None:
                 stats.add(strings, args.errors)
-        out.commit()
-    except BaseException:
-        out.abort()
-        raise
-    finally:
-        if progress:
-            progress.close()
-        if f is not sys.stdin.buffer:
-            f.close()
     if stats is not None:
         to_stdout = sample and args.output is None
         print(f"source: {name}\n" + stats.text(total),
@@ -262,7 +250,7 @@ def cmd_decode(args: argparse.Namespace) -> int:
                           reader_kw=dict(kw, errors=args.errors), progress=progress)
     newlines = 0
     out = open_output(args.output)
-    try:
+    with converting(f, out, progress):
         for strings in stream.batches():
             if args.json:
                 text = "\n".join(map(_json_line, strings)) + "\n"
@@ -290,15 +278,6 @@ def cmd_decode(args: argparse.Namespace) -> int:
             # its text and its bytes live on beside the next batch's and double
             # the peak (memory must stay flat, whatever the input's size)
             del strings, text, data
-        out.commit()
-    except BaseException:
-        out.abort()
-        raise
-    finally:
-        if progress:
-            progress.close()
-        if f is not sys.stdin.buffer:
-            f.close()
     if newlines:
         print(f"utf8pfx: warning: {newlines} newline(s) inside the strings of {name}: the "
               f"lines written do not split back into the same strings; --json does",
@@ -469,6 +448,25 @@ def _handler(name: str) -> str:
     return name
 
 
+def _add_command(sub: Any, name: str, func: Any, help: str,
+                 description: str) -> argparse.ArgumentParser:
+    """A sub-command that streams a file, run by func(args): its description
+    filled as written, the exit statuses and streaming note (EPILOG) after
+    its options."""
+    p: argparse.ArgumentParser = sub.add_parser(
+        name, help=help, description=_para(description), epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.set_defaults(func=func)
+    return p
+
+
+def _add_conversion(p: argparse.ArgumentParser, output: str, json_: str, errors: str) -> None:
+    """-o, --json and --errors, which encode and decode share (with their own help)."""
+    p.add_argument("-o", "--output", metavar="OUT", help=output)
+    p.add_argument("--json", action="store_true", help=json_)
+    p.add_argument("--errors", type=_handler, default="strict", metavar="HANDLER", help=errors)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the command line (all sub-commands and options)."""
     p = argparse.ArgumentParser(
@@ -480,53 +478,47 @@ def build_parser() -> argparse.ArgumentParser:
                    version=f"utf8pfx {__version__} (kernels: {isa()})")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
-    e = sub.add_parser(
-        "encode", help="text lines or JSON strings -> blob",
-        description=_para("Turn text lines (UTF-8, split on \\n only; a \\r before it is kept) or, with "
-                    "--json, one JSON string per line into a blob of length-prefixed strings. "
-                    "Without INPUT, encode a multilingual sample shipped in the package and print "
-                    "a summary."), epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    e = _add_command(
+        sub, "encode", cmd_encode, "text lines or JSON strings -> blob",
+        "Turn text lines (UTF-8, split on \\n only; a \\r before it is kept) or, with "
+        "--json, one JSON string per line into a blob of length-prefixed strings. "
+        "Without INPUT, encode a multilingual sample shipped in the package and print "
+        "a summary.")
     e.add_argument("input", nargs="?", metavar="INPUT",
                    help="text file, '-' for stdin (default: the built-in sample)")
-    e.add_argument("-o", "--output", metavar="OUT", help="blob file; '-' or none: stdout")
-    e.add_argument("--json", action="store_true",
-                   help="each line is a JSON string (escapes such as \\n or \\ud800 allowed); "
-                        "blank lines are skipped")
-    e.add_argument("--errors", type=_handler, default="strict", metavar="HANDLER",
-                   help="error handler for reading text and for lone surrogates, as in "
-                        "str.encode: strict (default), surrogateescape (bytes that are not "
-                        "UTF-8 pass through), surrogatepass, replace, ignore, ...")
+    _add_conversion(
+        e, output="blob file; '-' or none: stdout",
+        json_="each line is a JSON string (escapes such as \\n or \\ud800 allowed); "
+              "blank lines are skipped",
+        errors="error handler for reading text and for lone surrogates, as in "
+               "str.encode: strict (default), surrogateescape (bytes that are not "
+               "UTF-8 pass through), surrogatepass, replace, ignore, ...")
     e.add_argument("--summary", action="store_true",
                    help="print strings, bytes and storage kinds on stderr")
     _add_format(e)
     _add_common(e)
-    e.set_defaults(func=cmd_encode)
 
-    d = sub.add_parser(
-        "decode", help="blob -> text lines or JSON strings",
-        description=_para("Turn a blob back into one line per string.  Plain lines cannot tell a "
-                    "newline inside a string from the end of a line, and need --errors "
-                    "surrogateescape/surrogatepass for lone surrogates: --json (one JSON "
-                    "string per line, \\n and \\udXXX escaped) is the only lossless output."),
-        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    d = _add_command(
+        sub, "decode", cmd_decode, "blob -> text lines or JSON strings",
+        "Turn a blob back into one line per string.  Plain lines cannot tell a "
+        "newline inside a string from the end of a line, and need --errors "
+        "surrogateescape/surrogatepass for lone surrogates: --json (one JSON "
+        "string per line, \\n and \\udXXX escaped) is the only lossless output.")
     d.add_argument("blob", metavar="BLOB", help="blob file, '-' for stdin")
-    d.add_argument("-o", "--output", metavar="OUT", help="output file; '-' or none: stdout")
-    d.add_argument("--json", action="store_true",
-                   help="write one JSON string per line (lossless)")
-    d.add_argument("--errors", type=_handler, default="strict", metavar="HANDLER",
-                   help="error handler for invalid UTF-8 in the blob, as in bytes.decode "
-                        "(default strict: report its offset and stop)")
+    _add_conversion(
+        d, output="output file; '-' or none: stdout",
+        json_="write one JSON string per line (lossless)",
+        errors="error handler for invalid UTF-8 in the blob, as in bytes.decode "
+               "(default strict: report its offset and stop)")
     _add_format(d)
     _add_common(d)
-    d.set_defaults(func=cmd_decode)
 
-    i = sub.add_parser(
-        "inspect", help="list a blob's records and summarise it",
-        description=_para("List each record (offset, prefix bytes, payload length, storage kind, "
-                    "a preview), then a summary: counts, bytes, kinds, prefix widths and the "
-                    "length distribution.  On bad data: what was wrong, where, and the "
-                    "summary of what was read before."), epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter)
+    i = _add_command(
+        sub, "inspect", cmd_inspect, "list a blob's records and summarise it",
+        "List each record (offset, prefix bytes, payload length, storage kind, "
+        "a preview), then a summary: counts, bytes, kinds, prefix widths and the "
+        "length distribution.  On bad data: what was wrong, where, and the "
+        "summary of what was read before.")
     i.add_argument("blob", metavar="BLOB", help="blob file, '-' for stdin")
     i.add_argument("--hex", action="store_true", help="show payload bytes instead of text")
     i.add_argument("--limit", type=int, default=20, metavar="N",
@@ -534,7 +526,6 @@ def build_parser() -> argparse.ArgumentParser:
     _add_format(i)
     i.add_argument("--chunk-size", type=_size, default=CHUNK, metavar="BYTES",
                    help=f"bytes read at a time (default {CHUNK})")
-    i.set_defaults(func=cmd_inspect)
 
     b = sub.add_parser(
         "bench", help="a quick benchmark on this machine",

@@ -32,6 +32,9 @@ import time
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from . import BufferReader, BufferWriter, __version__, isa
+from ._peers import cpu_model, py_read, py_write, strings_message_class
+from ._reference import storage_kind
+from ._stream import read_sample, split_lines
 
 # (name, alphabet, code points per string)
 _ALPHABETS = {
@@ -51,8 +54,6 @@ def make_workload(kind: str, length: int, scale: float = 1.0) -> List[str]:
     """Seeded strings of one kind (or the package's sample lines), ~TARGET bytes."""
     target = max(1, int(TARGET * scale))
     if kind == "sample":
-        from .__main__ import read_sample, split_lines
-
         base = split_lines(read_sample().decode("utf-8"))[1:]
         out = []
         size = 0
@@ -78,40 +79,6 @@ def _fresh(strings: List[str]) -> List[str]:
     return [s.encode("utf-8").decode("utf-8") for s in strings]
 
 
-def _varint(n: int, out: bytearray) -> None:
-    while n > 0x7F:
-        out.append((n & 0x7F) | 0x80)
-        n >>= 7
-    out.append(n)
-
-
-def _py_write(strings: List[str]) -> bytes:
-    out = bytearray()
-    for s in strings:
-        b = s.encode()
-        _varint(len(b), out)
-        out += b
-    return bytes(out)
-
-
-def _py_read(blob: bytes) -> List[str]:
-    out = []
-    pos = 0
-    end = len(blob)
-    while pos < end:
-        n = shift = 0
-        while True:
-            byte = blob[pos]
-            pos += 1
-            n |= (byte & 0x7F) << shift
-            if byte < 0x80:
-                break
-            shift += 7
-        out.append(blob[pos:pos + n].decode())
-        pos += n
-    return out
-
-
 def _u8p_write(strings: List[str]) -> bytes:
     w = BufferWriter()
     w.write_strings(strings)
@@ -123,27 +90,11 @@ def _str_encode(strings: List[str]) -> None:
         s.encode()
 
 
-def _pb_class() -> Any:
-    from google.protobuf import descriptor_pb2, descriptor_pool, message_factory  # type: ignore[import, unused-ignore]
-
-    F = descriptor_pb2.FieldDescriptorProto
-    fdp = descriptor_pb2.FileDescriptorProto(name="utf8pfx_quick.proto",
-                                             package="utf8pfx_quick", syntax="proto3")
-    msg = fdp.message_type.add(name="Strings")
-    msg.field.add(name="s", number=1, type=F.TYPE_STRING, label=F.LABEL_REPEATED)
-    pool = descriptor_pool.DescriptorPool()
-    pool.Add(fdp)
-    desc = pool.FindMessageTypeByName("utf8pfx_quick.Strings")
-    if hasattr(message_factory, "GetMessageClass"):
-        return message_factory.GetMessageClass(desc)
-    return message_factory.MessageFactory(pool).GetPrototype(desc)  # protobuf < 4.22
-
-
 def peers() -> Dict[str, Any]:
     """The optional peer modules that can be imported, by column name."""
     found: Dict[str, Any] = {}
     try:
-        found["protobuf"] = _pb_class()
+        found["protobuf"] = strings_message_class()
     except Exception:  # not installed, or too old to build a class at run time
         pass
     try:
@@ -187,7 +138,7 @@ def measure(strings: List[str], repeat: int, have: Dict[str, Any]) -> Dict[str, 
     """ns per string of every approach on one workload (keys 'w:NAME', 'r:NAME')."""
     n = len(strings)
     blob = _u8p_write(strings)
-    assert _py_write(strings) == blob and BufferReader(blob).read_strings() == strings
+    assert py_write(strings) == blob and BufferReader(blob).read_strings() == strings
     payloads = [s.encode() for s in strings]
     res: Dict[str, float] = {}
 
@@ -198,10 +149,10 @@ def measure(strings: List[str], repeat: int, have: Dict[str, Any]) -> Dict[str, 
         res[key] = best_time(run, prepare, repeat) / n * 1e9
 
     put("w:utf8pfx", _u8p_write, fresh)
-    put("w:python", _py_write, fresh)
+    put("w:python", lambda ss: bytes(py_write(ss)), fresh)  # bytes, as getvalue() gives
     put("w:str.encode", _str_encode, fresh)
     put("r:utf8pfx", lambda b: BufferReader(b).read_strings(), lambda: blob)
-    put("r:python", _py_read, lambda: blob)
+    put("r:python", py_read, lambda: blob)
     put("r:decode", lambda ps: [p.decode() for p in ps], lambda: payloads)
     if "protobuf" in have:
         cls = have["protobuf"]
@@ -229,8 +180,6 @@ def measure(strings: List[str], repeat: int, have: Dict[str, Any]) -> Dict[str, 
 
 
 def _kind(strings: List[str]) -> str:
-    from .__main__ import storage_kind
-
     kinds = {storage_kind(s) for s in strings}
     return kinds.pop() if len(kinds) == 1 else "mix"
 
@@ -276,17 +225,8 @@ def save_plot(rows: List[Tuple[str, str, float, Dict[str, float]]], path: str, t
 
 
 def machine() -> str:
-    cpu = platform.processor() or platform.machine()
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    cpu = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
     return (f"utf8pfx {__version__}, kernels {isa()}, CPython {platform.python_version()}, "
-            f"{cpu}, {platform.system()} {platform.machine()}")
+            f"{cpu_model()}, {platform.system()} {platform.machine()}")
 
 
 def main(repeat: int = 7, plot: Optional[str] = None, scale: float = 1.0,

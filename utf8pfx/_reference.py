@@ -2,10 +2,13 @@
 
 Written for clarity, not speed, and independent of ``utf8pfx._core``: the
 oracle that ``utf8pfx.testing`` checks codecs against.  Public names are
-re-exported by ``utf8pfx.testing``.
+re-exported by ``utf8pfx.testing``, except the storage-kind classifier
+(``storage_kind``, ``STORAGE_KINDS``), which the command line, the
+benchmarks and the tests share from here (``utf8pfx.testing`` uses it under
+its own kind names).
 """
 import codecs
-from typing import List, Optional, Tuple, Union
+from typing import List, Optional, Sequence, Tuple, Union
 
 PREFIXES = ("varint", "zigzag", "varint+1", "u16be", "i32be", "u32le")
 ENCODINGS = ("utf-8", "mutf-8")
@@ -21,6 +24,22 @@ PREFIX_MAX = {
 }
 
 BytesLike = Union[bytes, bytearray, memoryview]
+
+#: PEP 393 storage kinds, narrowest first, as the command line names them.
+STORAGE_KINDS = ("ascii", "ucs1", "ucs2", "ucs4")
+
+
+def storage_kind(s: str, names: Sequence[str] = STORAGE_KINDS) -> str:
+    """The PEP 393 storage kind CPython uses for s, from ``names`` (narrowest
+    first: 7-bit, 1 byte, 2 bytes, 4 bytes a code point); "" is the first.
+
+    ``names`` lets ``utf8pfx.testing`` say "latin1" where the command line
+    says "ucs1", with one classifier behind both.
+    """
+    if s.isascii():  # a flag CPython keeps: no scan of the code points
+        return names[0]
+    top = ord(max(s))
+    return names[1] if top < 0x100 else names[2] if top < 0x10000 else names[3]
 
 
 def _check_prefix(prefix: str) -> None:

@@ -20,9 +20,7 @@ from typing import IO, Any, Callable, Dict, Iterator, List, Optional, Tuple
 from . import BufferReader
 
 CHUNK = 1 << 20  # bytes read at a time
-
-PREFIXES = ("varint", "zigzag", "varint+1", "u16be", "i32be", "u32le")
-ENCODINGS = ("utf-8", "mutf-8")
+SAMPLE = "data/sample.txt"  # the input of `utf8pfx encode` without INPUT, in the package
 
 _VARINT_MAX = 10
 _FIXED = {"u16be": (2, False), "i32be": (4, True), "u32le": (4, False)}  # width, signed
@@ -73,6 +71,21 @@ def header(prefix: str, buf: bytes, pos: int) -> Optional[Tuple[int, int]]:
             return width, int.from_bytes(raw, "big", signed=signed)
         return width, int.from_bytes(raw, "little", signed=signed)
     return None  # a format this module does not know: wait for more input
+
+
+def read_sample() -> bytes:
+    """The multilingual sample shipped in the package, as UTF-8 bytes."""
+    from importlib import resources
+
+    return (resources.files(__package__) / SAMPLE).read_bytes()
+
+
+def split_lines(text: str) -> List[str]:
+    """Lines split on "\\n" only; a final newline does not make an empty line."""
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return lines
 
 
 _OFFSET = re.compile(r"(offset )(\d+)")

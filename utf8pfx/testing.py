@@ -49,6 +49,7 @@ from ._reference import (
     reference_decode_all,
     reference_decode_body,
     reference_encode,
+    storage_kind,
 )
 
 __all__ = [
@@ -95,8 +96,7 @@ _EDGES = st.sampled_from(["\0", "\x7f", "\x80", "\xff", "\u0100", "\u07ff", "\u0
 
 
 def _kind_of(s: str) -> str:
-    m = max(map(ord, s), default=0)
-    return "ascii" if m < 0x80 else "latin1" if m < 0x100 else "ucs2" if m < 0x10000 else "ucs4"
+    return storage_kind(s, KINDS)  # this module's names: "latin1" for the 1-byte kind
 
 
 def _alphabet(kind: str, surrogates: bool) -> Any:
