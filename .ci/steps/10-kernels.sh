@@ -1,4 +1,4 @@
-# Issue #8: every SIMD kernel table proven, natively and emulated.
+# Every SIMD kernel table proven, natively and emulated.
 #   native: both C harnesses (encode, decode) over every table the kernel
 #           sources define whose instruction sets this CPU has;
 #   emu:    the same kernels built against SIMDe + tests/c/emu (x86-64),

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 9: the whole extension built with AddressSanitizer + UBSan, running the
+# The whole extension built with AddressSanitizer + UBSan, running the
 # whole pytest suite; then the C harnesses (encoders and decoders) under the
 # same sanitizers.  Any sanitizer report fails the step (UBSan halts on the
 # first one, ASan aborts).  Needs gcc with libasan/libubsan (Debian's gcc has

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 9: valgrind memcheck over a subset: the leak workload (every error
+# Valgrind memcheck over a subset: the leak workload (every error
 # path, tests/leak_workload.py), the export and limit tests and the reader's
 # hostile-input tests,
 # on README's installed package (.venv).  Fails on any memcheck error or

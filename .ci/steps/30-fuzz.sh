@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 9: coverage-guided fuzzing, about a minute per harness:
+# Coverage-guided fuzzing, about a minute per harness:
 #   writer  - atheris, BufferWriter programs vs the pure-Python reference
 #   reader  - atheris, hostile blobs vs a pure-Python reader (value or error+offset)
 #   kernels - libFuzzer, every SIMD encoder level vs scalar (tests/c/fuzz_kernels.c)
@@ -18,6 +18,18 @@ fi
 if ! command -v clang >/dev/null 2>&1; then
     echo "SKIP 30-fuzz: clang is not installed and could not be installed"; exit 0
 fi
+# clang installed without its recommends lacks the sanitizer and libFuzzer
+# runtimes (Debian: libclang-rt-N-dev): link a one-line fuzzer to find out
+probe=$(mktemp -d)
+printf '#include <stddef.h>\n#include <stdint.h>\nint LLVMFuzzerTestOneInput(const uint8_t *d, size_t n) { (void)d; (void)n; return 0; }\n' >"$probe/f.c"
+if ! clang -fsanitize=fuzzer,address "$probe/f.c" -o "$probe/f" >/dev/null 2>&1; then
+    major=$(clang -dumpversion | cut -d. -f1)
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get install -y -q "libclang-rt-$major-dev" >/dev/null 2>&1 \
+        || { apt-get update -q >/dev/null 2>&1 && apt-get install -y -q "libclang-rt-$major-dev" >/dev/null 2>&1; } \
+        || true
+fi
+rm -rf "$probe"
 t0=$(date +%s)
 venv="$root/.venv-fuzz"
 rm -rf "$venv"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 9: the NEON kernels (encoders and decoders) under qemu-aarch64 user
+# The NEON kernels (encoders and decoders) under qemu-aarch64 user
 # emulation, against the scalar reference: make -C tests/c arm arm-decode.
 # Needs Debian's gcc-aarch64-linux-gnu and qemu-user (installed here if
 # missing); skips with a reason when they cannot be had.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 10: every wire-format preset against the real implementation of its
+# Every wire-format preset against the real implementation of its
 # format (protobuf/upb, fastavro, thrift, kafka-python, Java readUTF/writeUTF).
 # A fresh venv with the `interop` extra; a peer that cannot be installed is
 # skipped with the reason printed (pytest -rs), never failed.
