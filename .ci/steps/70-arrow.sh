@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 12: Arrow in/out against pyarrow, polars and nanoarrow, and the Dask
+# Arrow in/out against pyarrow, polars and nanoarrow, and the Dask
 # example on a LocalCluster of 2 worker processes.  A fresh venv with the
 # package and its `test`, `arrow` and `dask` extras; skips (exit 0, with the
 # reason) when those cannot be installed.  A few minutes on 2 cores.
