@@ -113,14 +113,15 @@ static PyMethodDef isa_functions[] = {
     {"_isa_levels", (PyCFunction)mod_isa_levels, METH_NOARGS,
      "_isa_levels()\n--\n\nKernel levels this CPU and build support (testing)."},
     {"_set_isa", (PyCFunction)mod_set_isa, METH_O,
-     "_set_isa(name, /)\n--\n\nSwitch kernels; returns the previous level (testing)."},
+     "_set_isa(name, /)\n--\n\nSwitch kernels; returns the previous level (testing; "
+     "process-wide: every interpreter uses the same tables)."},
     {"_decode_isa", (PyCFunction)mod_decode_isa, METH_NOARGS,
      "_decode_isa()\n--\n\nThe decode kernel level in use (testing)."},
     {"_decode_isa_levels", (PyCFunction)mod_decode_isa_levels, METH_NOARGS,
      "_decode_isa_levels()\n--\n\nDecode kernel levels this CPU and build support (testing)."},
     {"_set_decode_isa", (PyCFunction)mod_set_decode_isa, METH_O,
      "_set_decode_isa(name, /)\n--\n\nSwitch decode kernels; returns the previous level "
-     "(testing)."},
+     "(testing; process-wide)."},
     {NULL, NULL, 0, NULL},
 };
 
