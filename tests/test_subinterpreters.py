@@ -8,8 +8,9 @@ one interpreter is seen from another: a type, or the Arrow type that
 decode_arrow() instantiates, kept in a process global would have the same
 id in both.
 
-CPython exposes isolated interpreters to Python code through the private
-``_interpreters`` module from 3.13 on; elsewhere these tests skip.
+CPython exposes isolated interpreters with their own GIL to Python code
+through private modules: ``_xxsubinterpreters`` on 3.12, ``_interpreters``
+from 3.13 on.  Before 3.12 there are none, and these tests skip.
 """
 import json
 import os
@@ -18,9 +19,27 @@ import threading
 
 import pytest
 
-_interpreters = pytest.importorskip("_interpreters")
-if sys.version_info < (3, 13):  # pragma: no cover - the module's API differs before
-    pytest.skip("isolated interpreters are reachable from Python on 3.13+", allow_module_level=True)
+if sys.version_info < (3, 12):
+    pytest.skip("isolated interpreters with their own GIL need 3.12+", allow_module_level=True)
+try:  # 3.13+
+    import _interpreters
+
+    def _create(isolated=True):
+        return _interpreters.create("isolated" if isolated else "legacy")
+
+    def _exec(interp, code):
+        err = _interpreters.exec(interp, code)
+        if err is not None:  # a snapshot of the uncaught exception
+            raise AssertionError("in interpreter %d: %s" % (interp, err.formatted))
+
+except ImportError:  # 3.12
+    import _xxsubinterpreters as _interpreters
+
+    def _create(isolated=True):
+        return _interpreters.create(isolated=isolated)
+
+    def _exec(interp, code):
+        _interpreters.run_string(interp, code)  # raises RunFailedError
 
 # Run in each interpreter: every public path, checked there against
 # CPython's own codec, and the ids of the objects the module owns.
@@ -70,15 +89,12 @@ with open(OUT, "w") as f:
 
 
 def _run(interp, tag, threshold, out):
-    code = "TAG = %r\nTHRESHOLD = %d\nOUT = %r\n" % (tag, threshold, out) + WORK
-    err = _interpreters.exec(interp, code)
-    if err is not None:  # 3.13 returns a snapshot of an uncaught exception
-        raise AssertionError("in interpreter %d: %s" % (interp, err.formatted))
+    _exec(interp, "TAG = %r\nTHRESHOLD = %d\nOUT = %r\n" % (tag, threshold, out) + WORK)
 
 
 @pytest.fixture
 def two_isolated():
-    ids = [_interpreters.create("isolated") for _ in range(2)]
+    ids = [_create() for _ in range(2)]
     try:
         yield ids
     finally:
@@ -143,7 +159,7 @@ def test_two_interpreters_at_once_share_no_object(two_isolated, tmp_path):
 
 
 def test_the_legacy_config_still_loads(tmp_path):
-    interp = _interpreters.create("legacy")
+    interp = _create(isolated=False)
     try:
         out = str(tmp_path / "legacy.json")
         _run(interp, "legacy", 5, out)
