@@ -4,7 +4,7 @@ The input is split into a small header (error handler, decode kernel level,
 strict_vint, the operations to run) and a blob, which half the time is first rewritten into a
 well-formed stream of prefixed strings so that mutations explore the UTF-8
 decoders rather than only the prefix checks.  Every result is compared with
-the test suite's pure-Python reader (tests/reference.py: varint loop +
+the test suite's pure-Python reader (tests/support/reference.py: varint loop +
 bytes.decode): same value, or the same exception type at the same offset
 (UnicodeDecodeError also with the same start/end/reason), and after any
 error the position is unchanged.
@@ -22,9 +22,10 @@ sys.path.insert(0, os.path.join(HERE, "..", "tests"))
 
 with atheris.instrument_imports():
     import utf8pfx
-    from reference import RefError, pfx, ref_payload, ref_read_all, ref_read_string, ref_vint
-    from reference import ours_or_error as ours
-    from reference import ref_or_error as ref
+    from support.reference import (RefError, pfx, ref_payload, ref_read_all, ref_read_string,
+                                   ref_vint)
+    from support.reference import ours_or_error as ours
+    from support.reference import ref_or_error as ref
     from utf8pfx import BufferReader, decode, decode_all
 
 HANDLERS = ["strict", "replace", "ignore", "surrogateescape", "surrogatepass",

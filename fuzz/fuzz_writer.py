@@ -21,7 +21,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "tests"))
 
 with atheris.instrument_imports():
-    import reference as R
+    from support import reference as R
     import utf8pfx
     from utf8pfx import BufferWriter
 

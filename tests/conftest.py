@@ -3,14 +3,12 @@
 Hypothesis profiles (they apply to every test file, not just the writer's):
 
   ci    default when the CI environment variable is set: fresh random
-        examples on every run (never derandomized, no example database), a
-        few hundred per property, sized so the whole suite stays within
-        about 10 minutes on a 2-core runner; a failure prints the
-        @reproduce_failure blob (print_blob) to replay it exactly.
-  ci-lean  the ci profile with 100 examples a property: .ci/run's runs
-        under the other CPython versions, so the whole CI stays well inside
-        its time limit (the README test command's run keeps 200).
-  dev   default otherwise: a moderate number of examples (60).
+        examples on every run (never derandomized, no example database),
+        100 a property; a failure prints the @reproduce_failure blob
+        (print_blob) to replay it exactly.
+  dev   default otherwise: 50 examples a property.
+  smoke 5 examples a property: CI's run of the installed sdist, which
+        proves the sdist complete rather than searching.
   deep  many examples; pick it with --hypothesis-profile=deep or
         UTF8PFX_HYPOTHESIS_PROFILE=deep.
 
@@ -23,6 +21,7 @@ restores the level in use afterwards; otherwise it has a single "default"
 param.  The ``level`` fixture does the same for the reader's decode kernels
 (_decode_isa_levels(), _set_decode_isa(name)).
 """
+import json
 import os
 import sys
 
@@ -30,7 +29,7 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
-if _HERE not in sys.path:  # reference.py / strategies.py live next to the tests
+if _HERE not in sys.path:  # the tests import their helpers as support.* (tests/support/)
     sys.path.insert(0, _HERE)
 
 _common = dict(
@@ -41,11 +40,14 @@ _common = dict(
 # Hypothesis's own settings when it detects CI are derandomize=True (the same
 # inputs every run); ours draw fresh ones, so that every CI run explores
 # inputs no run has tried before.
-settings.register_profile("ci", max_examples=200, derandomize=False, database=None,
+# Examples a property: at least 50 in a developer's run, at least 100 in CI
+# (fresh inputs every run there, so CI's runs add up to far more).
+settings.register_profile("ci", max_examples=100, derandomize=False, database=None,
                           print_blob=True, **_common)
-settings.register_profile("ci-lean", max_examples=100, derandomize=False, database=None,
+settings.register_profile("dev", max_examples=50, **_common)
+# a few examples a property: CI's check that an installed sdist passes
+settings.register_profile("smoke", max_examples=5, derandomize=False, database=None,
                           print_blob=True, **_common)
-settings.register_profile("dev", max_examples=60, **_common)
 settings.register_profile("deep", max_examples=2000, derandomize=False, print_blob=True,
                           **_common)
 
@@ -145,22 +147,44 @@ def pytest_report_header(config):
     lines = ["utf8pfx kernel levels: %s; hypothesis profile: %s" % (
         ", ".join(_isa_levels()), getattr(settings, "_current_profile", "?"))]
     lines.extend(_where_utf8pfx_comes_from(str(config.rootpath)))
-    # which levels run natively, which emulated (kernel_report.py)
-    import kernel_report
+    # which levels run natively, which emulated (support/kernel_report.py)
+    from support import kernel_report
     lines.append(kernel_report.header_line())
     return lines
 
 
 # what the C harnesses ran, natively and emulated
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
-    import kernel_report
+    from support import kernel_report
     terminalreporter.section("kernel levels: native and emulated")
     for line in kernel_report.summary_lines():
         terminalreporter.write_line(line)
 
 
+# Under pytest-xdist the C harnesses run in worker processes: each worker
+# hands what its harnesses printed to the controller, which prints the
+# summary above.
+_XDIST_KEY = "utf8pfx_kernel_results"
+
+
+def pytest_sessionfinish(session, exitstatus):
+    out = getattr(session.config, "workeroutput", None)
+    if out is not None:  # an xdist worker
+        from support import kernel_report
+        out[_XDIST_KEY] = json.dumps([[h, m, line]
+                                      for (h, m), line in kernel_report.RESULTS.items()])
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error):  # the xdist controller, per worker
+    from support import kernel_report
+    for h, m, line in json.loads(getattr(node, "workeroutput", {}).get(_XDIST_KEY, "[]")):
+        kernel_report.RESULTS[(h, m)] = line
+
+
 # ---- markers -------------------------------------------------------
 def pytest_configure(config):
     config.addinivalue_line(
-        "markers", "slow: needs minutes or gigabytes; runs only with UTF8PFX_SLOW=1 "
-        "(UTF8PFX_SLOW=1 pytest -m slow tests/test_limits.py)")
+        "markers", "slow: left out of the default run (pyproject's addopts: -m 'not slow'); "
+        "CI runs them with pytest -m slow.  The few that need gigabytes also need "
+        "UTF8PFX_SLOW=1 (UTF8PFX_SLOW=1 pytest -m slow tests/test_robustness_limits.py)")

@@ -5,7 +5,7 @@ write_strings(values) on a writer with the same preset, and
 decode_arrow(blob, prefix=, encoding=) exactly pa.array(decode_all(blob,
 prefix=, encoding=)), null markers (varint+1) as Arrow nulls.  The pyarrow
 tests skip, with the reason, where pyarrow is missing; the ones over the
-ctypes producer (tests/arrow_producer.py) always run.
+ctypes producer (tests/support/arrow_producer.py) always run.
 """
 import struct
 
@@ -13,9 +13,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from arrow_producer import ArrayProducer, offsets32, view
-from strategies import text_scalar
 from utf8pfx import BufferReader, BufferWriter, decode_all, decode_arrow
+from support.arrow_producer import ArrayProducer, offsets32, view
+from support.strategies import text_scalar
 
 try:
     import pyarrow as pa

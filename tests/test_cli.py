@@ -1,7 +1,7 @@
 """The command line: utf8pfx encode / decode / inspect / bench.
 
 Every expected blob, line, offset and count here is computed from CPython's
-own codec and the pure-Python reference of tests/reference.py (its VInt and
+own codec and the pure-Python reference of tests/support/reference.py (its VInt and
 storage kinds pinned to hand-written values), or written out by hand;
 nothing is taken from the command line or the C core under test.  Most tests call main() in
 the test process (fast); a few run ``python -m utf8pfx`` in a child process
@@ -14,11 +14,11 @@ import re
 import sys
 
 import pytest
-from reference import RefError, kind_of, pfx, ref_encode, ref_encode_many, ref_read_string, vint
-from subproc import run_python
+from support.reference import RefError, pfx, ref_encode, ref_encode_many, ref_read_string, vint
+from support.subproc import run_python
 
 import utf8pfx
-from utf8pfx import _stream
+from utf8pfx import _reference, _stream
 from utf8pfx.__main__ import main, split_lines, storage_kind
 
 CHUNKS = [1, 2, 3, 7, 64, 1 << 20]  # bytes read at a time: 1 puts every boundary mid-record
@@ -70,11 +70,12 @@ def test_default_encodes_the_sample_and_summarises():
     assert f"code points: {sum(map(len, lines))}\n" in out
     assert f"UTF-8 bytes: {sum(len(s.encode()) for s in lines)}\n" in out
     assert f"blob bytes: {len(ref_encode_many(lines))}\n" in out
-    kinds = ", ".join(f"{k} {[kind_of(s) for s in lines].count(k)}"
+    kinds = ", ".join(f"{k} {[_reference.storage_kind(s) for s in lines].count(k)}"
                       for k in ("ascii", "ucs1", "ucs2", "ucs4"))
     assert f"storage kinds: {kinds}\n" in out
     # the sample covers every storage kind
-    assert all(kind_of(s) for s in lines) and len({kind_of(s) for s in lines}) == 4
+    kinds_seen = [_reference.storage_kind(s) for s in lines]
+    assert all(kinds_seen) and len(set(kinds_seen)) == 4
 
 
 def test_the_sample_can_be_written_too(tmp_path):
@@ -372,7 +373,7 @@ def test_inspect_lists_records_and_summarises(tmp_path):
         assert int(row[0]) == offset
         assert row[1].strip() == vint(len(e)).hex(" ")
         assert int(row[2]) == len(e)
-        assert row[3] == kind_of(s)
+        assert row[3] == _reference.storage_kind(s)
         offset += len(ref_encode(s))
     assert rows[4][4] == "x" * 48 + "…"
     payload = sum(len(s.encode()) for s in strings)
@@ -597,7 +598,7 @@ def test_bench_workloads_have_their_kind():
             assert all(len(s) == length for s in strings)
             expected = {"ascii": "ascii", "latin1": "ucs1", "cyrillic": "ucs2",
                         "cjk": "ucs2", "emoji": "ucs4"}[kind]
-            assert {kind_of(s) for s in strings} == {expected}, name
+            assert {_reference.storage_kind(s) for s in strings} == {expected}, name
 
 
 def test_python_m_utf8pfx_bench_runs_the_command_line_module_once():
@@ -722,7 +723,7 @@ def test_unbuilt_checkout_says_how_to_build(tmp_path):
 # --- chunked reading, property-based ------------------------------------------------
 
 from hypothesis import given, strategies as st  # noqa: E402
-from strategies import mixed_char  # noqa: E402
+from support.strategies import mixed_char  # noqa: E402
 
 
 def _good_records_then_error(blob):

@@ -271,6 +271,7 @@ def units(s):
     return s.encode("utf-16-be", "surrogatepass")
 
 
+@pytest.mark.slow  # a JVM subprocess: CI runs it (60-interop.sh, pytest -m slow)
 @given(xs=texts("u16be", "mutf-8", surrogates=True))
 def test_java_reads_ours(java, xs):
     w = BufferWriter(prefix="u16be", encoding="mutf-8", errors="surrogatepass")
@@ -279,6 +280,7 @@ def test_java_reads_ours(java, xs):
     assert [units(g) for g in got] == [units(x) for x in xs]
 
 
+@pytest.mark.slow  # a JVM subprocess: CI runs it (60-interop.sh, pytest -m slow)
 @given(xs=texts("u16be", "mutf-8", surrogates=True))
 def test_we_read_java(java, xs):
     blob = java.write_utf(xs)
@@ -291,6 +293,7 @@ def test_we_read_java(java, xs):
     assert [units(g) for g in got] == [units(x) for x in xs]
 
 
+@pytest.mark.slow  # a JVM subprocess: CI runs it (60-interop.sh, pytest -m slow)
 @given(xs=texts("u16be", "mutf-8"))
 def test_java_strict_roundtrip(java, xs):
     """Without lone surrogates the default handler works both ways."""

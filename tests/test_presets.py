@@ -1,5 +1,7 @@
 """Wire-format presets (prefix=) and encoding="mutf-8": the C core against
-the pure-Python reference in utf8pfx._reference, every preset both ways."""
+the pure-Python reference in utf8pfx._reference, every preset both ways.
+(A pickled writer keeps its preset: test_writer.py, with the writer's other
+pickling tests; Arrow under every preset: test_arrow_presets.py.)"""
 import codecs
 import itertools
 
@@ -304,29 +306,12 @@ def test_mutf8_error_positions_match_cpython_utf8(handler):
                 assert (got.start, got.end, got.reason, got.encoding) == want, repr(s)
 
 
-# -- pickling keeps the whole preset -----------------------------------------
-
-@pytest.mark.parametrize("prefix, encoding", list(itertools.product(PREFIXES, ENCODINGS)))
-def test_a_pickled_writer_keeps_its_preset(prefix, encoding):
-    import pickle
-
-    w = BufferWriter(errors="surrogatepass", prefix=prefix, encoding=encoding)
-    w.write_string("a\x00\ud800😀")
-    w2 = pickle.loads(pickle.dumps(w))
-    assert (w2.prefix, w2.encoding, w2.errors) == (prefix, encoding, "surrogatepass")
-    assert w2.getvalue() == w.getvalue()
-    w.write_string("é")
-    w2.write_string("é")  # the copy goes on writing as the original does
-    assert w2.getvalue() == w.getvalue()
-
-
-def test_setstate_checks_the_preset_before_changing_anything():
-    w = BufferWriter(prefix="u16be")
-    with pytest.raises(ValueError, match="prefix"):
-        w.__setstate__((b"\x00\x01a", "strict", "no-such-prefix", "utf-8"))
-    with pytest.raises(ValueError, match="encoding"):
-        w.__setstate__((b"\x00\x01a", "strict", "varint", "latin-1"))
-    assert (len(w), w.prefix, w.encoding) == (0, "u16be", "utf-8")
-    # a two-item state (bytes, errors) keeps the writer's own preset
-    w.__setstate__((b"\x00\x01a", "replace"))
-    assert (w.getvalue(), w.prefix, w.errors) == (b"\x00\x01a", "u16be", "replace")
+@pytest.mark.parametrize("prefix", ["varint", "zigzag", "varint+1", "u16be", "i32be", "u32le"])
+def test_short_ascii_every_preset(prefix):
+    for n in range(0, 40):
+        s = "q" * n
+        w = utf8pfx.BufferWriter(prefix=prefix)
+        w.write_string(s)
+        r = utf8pfx.BufferReader(w.getvalue(), prefix=prefix)
+        assert r.read_string() == s and r.remaining == 0
+        assert w.getvalue() == utf8pfx.encode(s, prefix=prefix)

@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import utf8pfx
-from subproc import run_python
+from support.subproc import run_python
 from utf8pfx._reference import storage_kind
 from utf8pfx.testing import (
     KINDS,
@@ -159,19 +159,22 @@ def test_too_long_must_be_refused():
 
 @pytest.mark.parametrize("prefix", utf8pfx.testing.PREFIXES)
 def test_correct_codecs_pass(prefix):
+    # as many examples as the profile gives a property (the helpers' own
+    # default is for users' runs)
+    run = settings(max_examples=settings.default.max_examples, deadline=None, database=None)
     for enc in ("utf-8", "mutf-8"):
         check_against_reference(lambda s: utf8pfx.encode(s, prefix=prefix, encoding=enc),
-                                prefix=prefix, encoding=enc)
+                                prefix=prefix, encoding=enc, settings=run)
         check_roundtrip(lambda s: utf8pfx.encode(s, prefix=prefix, encoding=enc),
                         lambda b: utf8pfx.decode(b, prefix=prefix, encoding=enc),
-                        prefix=prefix, encoding=enc)
+                        prefix=prefix, encoding=enc, settings=run)
     check_against_reference(lambda s: utf8pfx.encode(s, "surrogatepass", prefix=prefix),
-                            prefix=prefix, errors="surrogatepass")
+                            prefix=prefix, errors="surrogatepass", settings=run)
 
 
 @pytest.mark.parametrize("kind", KINDS)
 @given(data=st.data())
-def test_text_of_kind(kind, data):
+def test_text_of_kind_gives_that_kind(kind, data):
     s = data.draw(text_of_kind(kind, surrogates=True))
     assert kind_of(s) == kind or (s == "" and kind == "ascii")
 
@@ -190,7 +193,7 @@ def test_strings_reach_every_kind_and_boundary():
     assert seen_len & set(range(125, 132)), sorted(seen_len)[:50]
 
 
-def test_boundary_lengths():
+def test_boundary_lengths_hold_each_width_edge():
     b = boundary_lengths("varint")
     assert {42, 43, 127, 128, 16383, 16384} <= set(b)
     assert {63, 64} <= set(boundary_lengths("zigzag"))

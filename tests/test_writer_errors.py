@@ -1,43 +1,26 @@
-"""Errors, atomicity and the small print of the BufferWriter API.
+"""What the writer refuses, the error handlers it calls, and atomicity.
 
 Every failing call must leave the writer exactly as it was: same getvalue(),
-same len().
+same len() (support.checks.assert_unchanged).  TypeError for what is not a
+str or a buffer, UnicodeEncodeError exactly as CPython's codec raises it,
+handlers that raise, return garbage, are registered late or write into the
+writer, LookupError for unknown handlers, re-entrant calls refused.
+
+Elsewhere: BufferError under an exported view in test_robustness_exports.py;
+write_vint's refusals beside its values in test_writer.py; sizes beyond
+memory in test_robustness_limits.py.
 """
 import codecs
-import ctypes
 import re
-import struct
 
 import pytest
 from hypothesis import given, strategies as st
 
 import utf8pfx
 from utf8pfx import BufferWriter
-from reference import (
-    PARTIAL_HANDLERS,
-    exc_fields,
-    outcome,
-    ref_encode,
-    ref_encode_many,
-    utf8,
-    vint,
-)
-from strategies import StrSub, text_any
-
-PRE = b"\x05hello\x01\xff"
-
-
-def filled(capacity=0, errors="strict"):
-    w = BufferWriter(capacity, errors=errors)
-    w.write_raw(PRE)
-    return w
-
-
-def assert_unchanged(w, value=PRE):
-    assert w.getvalue() == value
-    assert len(w) == len(value)
-    assert bytes(w) == value
-
+from support.checks import HELD, assert_unchanged, filled
+from support.reference import PARTIAL_HANDLERS, exc_fields, outcome, ref_encode, utf8
+from support.strategies import StrSub, text_any
 
 # -- TypeError ---------------------------------------------------------------
 
@@ -101,23 +84,6 @@ def test_write_strings_iterator_raising_midway():
         with pytest.raises(Boom):
             w.write_strings(gen())
         assert_unchanged(w)
-
-
-def test_write_strings_with_a_str_is_per_character():
-    # A str is an iterable of 1-char strs: documented Python semantics.
-    w = BufferWriter()
-    assert w.write_strings("a\u00e9") == 2 + 3
-    assert w.getvalue() == ref_encode_many(["a", "\u00e9"])
-
-
-def test_str_subclass_storage_is_used_not_its_methods():
-    s = StrSub("h\u00e9llo \U0001F600")
-    w = BufferWriter()
-    w.write_string(s)
-    w.write_strings([s, s])
-    assert w.getvalue() == ref_encode(str.__str__(s)) * 3
-    assert utf8pfx.encode(s) == ref_encode("h\u00e9llo \U0001F600")
-    assert utf8pfx.utf8_length(s) == len("h\u00e9llo \U0001F600".encode())
 
 
 def test_write_bytes_and_raw_reject_str_and_non_buffers():
@@ -190,7 +156,7 @@ def test_raising_handlers_match_cpython_outcome(errors, s, cap):
     got = outcome(w.write_string, s)
     if expected[0] == "ok":
         assert got == ("ok", len(expected[1]))
-        assert w.getvalue() == PRE + expected[1]
+        assert w.getvalue() == HELD + expected[1]
     else:
         assert got == expected
         assert_unchanged(w)
@@ -339,215 +305,7 @@ def test_negative_capacity_rejected():
         BufferWriter("10")
 
 
-# -- BufferError ---------------------------------------------------------------
-
-def test_exported_view_blocks_growth_only():
-    w = BufferWriter(100)
-    w.write_raw(PRE)
-    with memoryview(w) as m:
-        assert m.readonly
-        assert m.tobytes() == PRE
-        room = w.capacity - len(w)
-        # fits: allowed
-        assert w.write_string("a" * (room - 2)) == room - 1
-        snapshot = w.getvalue()
-        assert len(snapshot) == w.capacity - 1
-        # must grow: refused, nothing written, for every write method
-        for call, arg in ((w.write_string, "toolong"), (w.write_string, "\u00e9" * 5),
-                          (w.write_strings, ["", "a"]), (w.write_bytes, b"x"),
-                          (w.write_raw, b"xy"), (w.write_raw, w)):
-            with pytest.raises(BufferError):
-                call(arg)
-            assert_unchanged(w, snapshot)
-        with pytest.raises(BufferError):
-            w.clear()
-        assert_unchanged(w, snapshot)
-        # one byte still fits
-        assert w.write_raw(b"z") == 1
-        assert m.tobytes() == PRE  # the view keeps its shape and content
-    # released: growth and clear work again
-    assert w.write_string("grow" * 100) == 2 + 400
-    w.clear()
-    assert len(w) == 0
-
-
-def test_write_strings_buffer_error_midway_is_atomic():
-    w = BufferWriter(100)
-    w.write_raw(PRE)
-    with memoryview(w):
-        # the first items fit, a later one must grow
-        with pytest.raises(BufferError):
-            w.write_strings(["a", "b", "c" * 200, "d"])
-        assert_unchanged(w)
-
-
-def test_write_vint_fits_with_exported_view():
-    # write_vint(0) needs one byte; with one byte of room and a view out it
-    # must succeed (a write that fits is allowed), not reserve 10 bytes.
-    w = BufferWriter(64)
-    w.write_raw(b"x" * 63)
-    with memoryview(w):
-        assert w.write_vint(0) == 1
-        with pytest.raises(BufferError):
-            w.write_vint(128)  # 2 bytes: must grow
-    assert w.getvalue() == b"x" * 63 + b"\x00"
-
-
-def test_bytes_view_does_not_pin():
-    w = filled()
-    b = bytes(w)
-    w.write_string("x" * 1000)  # bytes() copied: growth allowed
-    assert b == PRE
-
-
-def test_nested_and_multiple_views():
-    w = BufferWriter(64)
-    w.write_raw(b"ab")
-    m1 = memoryview(w)
-    m2 = memoryview(w)
-    m1.release()
-    with pytest.raises(BufferError):
-        w.write_raw(b"x" * 100)
-    m2.release()
-    w.write_raw(b"x" * 100)
-    assert w.getvalue() == b"ab" + b"x" * 100
-
-
-# -- buffer protocol is read-only ----------------------------------------------
-
-def test_buffer_is_read_only():
-    w = filled()
-    m = memoryview(w)
-    assert m.readonly
-    with pytest.raises(TypeError):
-        m[0] = 1
-    m.release()
-    with pytest.raises(TypeError):
-        struct.pack_into("B", w, 0, 1)
-    with pytest.raises((TypeError, BufferError)):
-        ctypes.c_char.from_buffer(w)
-    assert_unchanged(w)
-
-
-def test_empty_writer_buffer():
-    w = BufferWriter()
-    assert bytes(w) == b"" == w.getvalue()
-    with memoryview(w) as m:
-        assert m.nbytes == 0
-    assert len(w) == 0
-
-
-# -- writing a writer into itself -------------------------------------------
-
-@pytest.mark.parametrize("cap", [0, 1, 64, 10000])
-def test_write_self(cap):
-    w = BufferWriter(cap)
-    w.write_string("self \u00e9 \U0001F600" * 3)
-    v = w.getvalue()
-    assert w.write_raw(w) == len(v)
-    assert w.getvalue() == v + v
-    v2 = w.getvalue()
-    assert w.write_bytes(w) == len(vint(len(v2))) + len(v2)
-    assert w.getvalue() == v2 + vint(len(v2)) + v2
-
-
-def test_write_self_empty():
-    w = BufferWriter()
-    assert w.write_raw(w) == 0
-    assert w.write_bytes(w) == 1
-    assert w.getvalue() == b"\x00"
-
-
-def test_write_memoryview_of_self():
-    w = BufferWriter(1000)
-    w.write_raw(b"abc")
-    with memoryview(w) as m:
-        w.write_raw(m)  # fits: allowed
-        assert w.getvalue() == b"abcabc"
-
-
-# -- write_vint / vint_size ----------------------------------------------------
-
-VINT_VECTORS = [
-    (0, b"\x00"),
-    (1, b"\x01"),
-    (127, b"\x7f"),
-    (128, b"\x80\x01"),
-    (150, b"\x96\x01"),  # the protobuf documentation's example
-    (300, b"\xac\x02"),
-    (16383, b"\xff\x7f"),
-    (16384, b"\x80\x80\x01"),
-    (2**21 - 1, b"\xff\xff\x7f"),
-    (2**21, b"\x80\x80\x80\x01"),
-    (2**32, b"\x80\x80\x80\x80\x10"),
-    (2**63, b"\x80" * 9 + b"\x01"),
-    (2**64 - 1, b"\xff" * 9 + b"\x01"),
-]
-
-
-@pytest.mark.parametrize("n,encoded", VINT_VECTORS, ids=[str(n) for n, _ in VINT_VECTORS])
-def test_write_vint_vectors(n, encoded):
-    assert vint(n) == encoded
-    w = filled()
-    assert w.write_vint(n) == len(encoded)
-    assert w.getvalue() == PRE + encoded
-    assert utf8pfx.vint_size(n) == len(encoded)
-
-
-class Index:
-    def __init__(self, v):
-        self.v = v
-
-    def __index__(self):
-        return self.v
-
-
-@pytest.mark.parametrize("arg,encoded", [
-    (True, b"\x01"), (False, b"\x00"), (Index(300), b"\xac\x02"),
-    (Index(2**64 - 1), b"\xff" * 9 + b"\x01"),
-])
-def test_write_vint_accepts_int_likes(arg, encoded):
-    w = BufferWriter()
-    assert w.write_vint(arg) == len(encoded)
-    assert w.getvalue() == encoded
-    assert utf8pfx.vint_size(arg) == len(encoded)
-
-
-@pytest.mark.parametrize("arg,exc", [
-    (-1, ValueError), (-2**70, ValueError), (Index(-5), ValueError),
-    (2**64, OverflowError), (2**200, OverflowError), (Index(2**64), OverflowError),
-    (1.0, TypeError), ("1", TypeError), (None, TypeError), (b"\x01", TypeError),
-])
-def test_write_vint_and_vint_size_reject(arg, exc):
-    w = filled()
-    with pytest.raises(exc) as ei:
-        w.write_vint(arg)
-    assert_unchanged(w)
-    with pytest.raises(exc):
-        utf8pfx.vint_size(arg)
-    if exc is TypeError:
-        assert type(arg).__name__ in str(ei.value)
-
-
-def test_index_raising_is_propagated():
-    class Bad:
-        def __index__(self):
-            raise ZeroDivisionError
-
-    w = filled()
-    with pytest.raises(ZeroDivisionError):
-        w.write_vint(Bad())
-    assert_unchanged(w)
-
-
-# -- module surface -----------------------------------------------------------
-
-def test_module_surface():
-    assert isinstance(utf8pfx.__version__, str) and utf8pfx.__version__
-    assert isinstance(utf8pfx.isa(), str) and utf8pfx.isa()
-    assert utf8pfx.encode("") == b"\x00"
-    assert utf8pfx.utf8_length("") == 0
-
+# -- calling conventions -------------------------------------------------------
 
 def test_positional_only_arguments():
     w = BufferWriter()

@@ -177,13 +177,40 @@ MUTANTS = [
      "                else if (n <= 42 && cap - len > U8P_VBMI2_ROOM_UCS2_42 + 1)",
      "                else if (n <= 42 && cap - len > U8P_VBMI2_ROOM + 1)",
      "the short path takes the two-step UCS2 room step with 32 bytes too few free"),
+    ("M56", "csrc/arrow/arrow_in.c",
+     "write_offsets_chunk(const aw_ctx *c, const struct ArrowArray *a)\n{\n"
+     "    const int large = c->kind == AK_LARGE_UTF8;\n"
+     "    const int64_t len = a->length, base = a->offset;",
+     "write_offsets_chunk(const aw_ctx *c, const struct ArrowArray *a)\n{\n"
+     "    const int large = c->kind == AK_LARGE_UTF8;\n"
+     "    const int64_t len = a->length, base = 0;",
+     "Arrow in ignores a slice's start (the array's offset) on utf8 chunks"),
+    ("M57", "csrc/arrow/arrow_in.c",
+     "    return validity == NULL || ((validity[bit >> 3] >> (bit & 7)) & 1);",
+     "    return validity == NULL || !((validity[bit >> 3] >> (bit & 7)) & 1);",
+     "Arrow in reads the validity bitmap inverted (nulls as values)"),
+    ("M58", "csrc/arrow/arrow_in.c",
+     "    return large ? ((const int64_t *)offsets)[i] : (int64_t)((const int32_t *)offsets)[i];",
+     "    return large ? ((const int64_t *)offsets)[i]\n"
+     "                 : (int64_t)((const int32_t *)offsets)[i] + (i == 2);",
+     "Arrow in reads the third utf8 offset one byte too far"),
+    ("M59", "csrc/arrow/arrow_out.c",
+     "            ((int32_t *)*offs)[i] = (int32_t)at;",
+     "            ((int32_t *)*offs)[i] = (int32_t)at + (i == 2);",
+     "Arrow out writes the third offset one byte too far"),
+    ("M60", "csrc/kernels/prefix.h",
+     "    case U8P_PFX_U16BE:\n        return 0xFFFFu;",
+     "    case U8P_PFX_U16BE:\n        return 0x10000u;",
+     "the u16be preset's width check lets a 65,536-byte body through"),
 ]
 
-SUBSET = ["tests/test_writer_errors.py", "tests/test_gaps.py", "tests/test_writer_growth.py",
-          "tests/test_exports.py", "tests/test_limits.py", "tests/test_alloc_failure.py",
-          "tests/test_reader.py", "tests/test_leaks.py", "tests/test_threads.py",
-          "tests/test_writer_boundaries.py", "tests/test_writer_properties.py",
-          "tests/test_short_paths.py"]
+SUBSET = ["tests/test_writer_errors.py", "tests/test_writer.py", "tests/test_functions.py",
+          "tests/test_robustness_exports.py", "tests/test_robustness_limits.py",
+          "tests/test_robustness_alloc.py", "tests/test_reader.py",
+          "tests/test_robustness_leaks.py", "tests/test_robustness_threads.py",
+          "tests/test_presets.py::test_short_ascii_every_preset",
+          "tests/test_kernels_dispatch.py::test_short_path_build_follows_the_kernel_level",
+          "tests/test_kernels_dispatch.py::test_write_string_build_follows_the_level_chosen_at_import"]
 
 
 def copy_tree(dst):

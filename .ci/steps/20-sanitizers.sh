@@ -24,7 +24,7 @@ echo "-- the extension built with ASan + UBSan, whole pytest suite"
 venv="$root/.venv-asan"
 rm -rf "$venv"
 python3 -m venv "$venv"
-"$venv/bin/pip" install -q setuptools wheel pytest 'hypothesis>=6.50'
+"$venv/bin/pip" install -q setuptools wheel pytest pytest-xdist 'hypothesis>=6.50'
 san="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
 # UTF8PFX_DEBUG=1: -O0 -g with assertions on; UTF8PFX_WERROR keeps it warning-free.
 # Built from a clean copy of the tracked files: an in-tree build/ left by an
@@ -45,18 +45,19 @@ if [ "$(nm -D "$core" | grep -c -e __asan_report -e __ubsan_handle)" = 0 ]; then
 fi
 # The runtimes are preloaded (python itself is not instrumented).  Leak
 # detection is off for the interpreter (it never frees everything at exit; our
-# own leaks are the job of tests/test_leaks.py and the valgrind run);
+# own leaks are the job of tests/test_robustness_leaks.py and the valgrind run);
 # allocator_may_return_null=1 so the huge-size tests still see MemoryError.
 # PYTHONMALLOC=malloc: every PyMem/PyObject allocation is its own malloc, so
 # ASan sees the edges of our buffers, not of pymalloc's arenas.
 # UTF8PFX_SANITIZED=1 tells the tests what a sanitizer cannot measure (RSS
 # bounds) and to run the leak loop 100,000 times, not 1,000,000.  The dev
-# Hypothesis profile (60 fresh examples a property) keeps the -O0 ASan run
-# within its budget; the fresh examples differ on every run.
+# Hypothesis profile (50 examples a property) keeps the -O0 ASan run within
+# its budget.  Every test runs, the slow ones too (-m ""), on both cores
+# (the workers inherit the preloaded runtimes).
 (cd "$root" && env \
     LD_PRELOAD="$asan:$ubsan" \
     ASAN_OPTIONS=detect_leaks=0:allocator_may_return_null=1:abort_on_error=1:detect_stack_use_after_return=0:strict_init_order=1:check_initialization_order=1 \
     UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
     PYTHONMALLOC=malloc UTF8PFX_SANITIZED=1 UTF8PFX_HYPOTHESIS_PROFILE=${UTF8PFX_SAN_PROFILE:-dev} \
-    "$venv/bin/pytest" -q -p no:cacheprovider -x)
+    "$venv/bin/pytest" -q -p no:cacheprovider -x -m "" -n 2)
 echo "-- 20-sanitizers took $(( $(date +%s) - t0 )) s"

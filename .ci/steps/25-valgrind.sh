@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Valgrind memcheck over a subset: the leak workload (every error
-# path, tests/leak_workload.py), the export and limit tests and the reader's
+# path, tests/support/leak_workload.py), the export and limit tests and the reader's
 # hostile-input tests,
 # on README's installed package (.venv).  Fails on any memcheck error or
 # definite/indirect leak with a frame in our C code (tools/valgrind_report.py);
@@ -31,9 +31,9 @@ run() {  # name, then the command
         || { echo "FAIL: the program under valgrind exited non-zero"; status=1; }
     "$py" "$root/tools/valgrind_report.py" "$log" || status=1
 }
-run workload "$py" "$root/tests/leak_workload.py" 150
+run workload "$py" "$root/tests/support/leak_workload.py" 150
 run pytest "$py" -m pytest -q -p no:cacheprovider --rootdir "$root" \
-    "$root/tests/test_exports.py" "$root/tests/test_limits.py" \
+    "$root/tests/test_robustness_exports.py" "$root/tests/test_robustness_limits.py" \
     "$root/tests/test_reader.py" -k "hostile or export or closed or exports or limit or capacity or reserve"
 echo "-- 25-valgrind took $(( $(date +%s) - t0 )) s"
 exit $status

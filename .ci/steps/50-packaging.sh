@@ -70,13 +70,15 @@ case "$where" in
     "$work/venv/"*) echo "utf8pfx imported from $where" ;;
     *) echo "utf8pfx imported from $where, not the venv" >&2; exit 1 ;;
 esac
-# the dev Hypothesis profile (60 fresh examples a property): this run checks
-# the install, the property search is the README run's job
-(cd "$work/run" && UTF8PFX_HYPOTHESIS_PROFILE=${UTF8PFX_PKG_PROFILE:-dev} \
-    "$work/venv/bin/python" -m pytest -q -p no:cacheprovider tests)
+# Every test once, on both cores, with the smoke Hypothesis profile (a few
+# examples a property): this run proves the sdist is complete (every source
+# built, every test importable and passing against the install); the
+# property search is the README run's job
+(cd "$work/run" && UTF8PFX_HYPOTHESIS_PROFILE=${UTF8PFX_PKG_PROFILE:-smoke} \
+    "$work/venv/bin/python" -m pytest -q -p no:cacheprovider -n 2 tests)
 
 echo "-- 3. README's code examples, against the installed sdist"
-(cd "$work/run" && "$work/venv/bin/python" -m pytest -q -p no:cacheprovider tests/test_readme.py)
+(cd "$work/run" && "$work/venv/bin/python" -m pytest -q -p no:cacheprovider tests/test_docs.py)
 "$work/venv/bin/utf8pfx" --version
 echo "   the command line's modules type-check (mypy --strict)"
 (cd "$root" && "$work/venv/bin/python" -m mypy --strict --no-incremental \
@@ -96,8 +98,8 @@ if command -v clang >/dev/null 2>&1; then
     cp -r "$root/utf8pfx/data" "$work/clang/utf8pfx/"
     (cd "$work/run" && PYTHONPATH="$work/clang" "$work/venv/bin/python" -c \
         'import utf8pfx, sys; assert utf8pfx.__file__.startswith(sys.argv[1]); print("clang build:", utf8pfx.__file__, "isa", utf8pfx.isa())' "$work/clang")
-    (cd "$work/run" && PYTHONPATH="$work/clang" "$work/venv/bin/python" -m pytest -q -p no:cacheprovider \
-        tests/test_dispatch.py tests/test_reader.py tests/test_writer_boundaries.py tests/test_cli.py)
+    (cd "$work/run" && PYTHONPATH="$work/clang" UTF8PFX_HYPOTHESIS_PROFILE=dev "$work/venv/bin/python" -m pytest -q -p no:cacheprovider -n 2 \
+        tests/test_kernels_dispatch.py tests/test_reader.py tests/test_writer.py tests/test_cli.py)
 else
     echo "SKIP clang build: clang is not installed and apt-get could not install it"
 fi

@@ -30,6 +30,6 @@ fi
 command -v javac >/dev/null 2>&1 && echo "interop: $(javac -version 2>&1)"
 "$venv/bin/pip" list 2>/dev/null | grep -iE '^(protobuf|fastavro|thrift|kafka-python) ' || true
 echo "interop: pytest tests/test_interop.py"
-(cd "$root" && "$venv/bin/pytest" -q -rs -p no:cacheprovider \
+(cd "$root" && "$venv/bin/pytest" -q -rs -p no:cacheprovider -m "" \
     tests/test_interop.py)
 rm -rf "$venv"

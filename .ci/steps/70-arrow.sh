@@ -14,9 +14,9 @@ if ! "$venv/bin/pip" install -q '.[test,arrow,dask]'; then
 fi
 "$venv/bin/python" -c 'import pyarrow, polars, dask, distributed; print("pyarrow", pyarrow.__version__, "polars", polars.__version__, "dask", dask.__version__, "distributed", distributed.__version__)'
 # the corpus-backed parts (the Dask source column) use ../shared when present
-echo "+ pytest tests/test_arrow.py tests/test_arrow_producer.py tests/test_dask.py tests/test_readme.py"
+echo "+ pytest tests/test_arrow_in.py tests/test_arrow_out.py tests/test_arrow_in_producer.py tests/test_dask.py tests/test_docs.py"
 (cd "$root" && timeout 900 "$venv/bin/pytest" -q -p no:cacheprovider -rs \
-    tests/test_arrow.py tests/test_arrow_producer.py tests/test_dask.py tests/test_readme.py)
+    tests/test_arrow_in.py tests/test_arrow_out.py tests/test_arrow_in_producer.py tests/test_dask.py tests/test_docs.py)
 # the example as a user runs it (LocalCluster of 2 worker processes)
 echo "+ python examples/dask_blobs.py"
 (cd /tmp && timeout 300 "$venv/bin/python" "$root/examples/dask_blobs.py")

@@ -3,7 +3,7 @@
  *
  * Built with -DU8P_TABLES_INC='"path/tables.inc"' (written by
  * gen_tables.sh from the kernel objects: `make -C tests/c native` / `emu`,
- * and tests/test_c_kernels.py), a harness runs EVERY table the kernel
+ * and tests/test_kernels_c.py), a harness runs EVERY table the kernel
  * sources define, not only the one dispatch picks per level (the AVX-512
  * table without VBMI2 never comes out of dispatch on a CPU that has VBMI2,
  * yet runs on others):

@@ -2,12 +2,14 @@
 operations, every error path among them (each exception type the API
 raises, custom handlers that raise, iterators that raise mid-batch), with
 tracemalloc's traced memory and the process RSS flat afterwards and
-sys.getrefcount of the inputs, handlers and error objects unchanged.
+sys.getrefcount of the inputs, handlers and error objects unchanged; a read
+loop with its errors; writers and readers giving back the references they
+held.
 
 UTF8PFX_LEAK_OPS sets the number of operations (default 1,000,000; the
 sanitizer run uses fewer and skips the RSS bound: ASan's allocator keeps
-freed memory in quarantine).  tests/leak_workload.py is the same loop for
-valgrind (.ci/steps/25-valgrind.sh).
+freed memory in quarantine).  tests/support/leak_workload.py is the same
+loop for valgrind (.ci/steps/25-valgrind.sh).
 """
 import gc
 import os
@@ -16,7 +18,9 @@ import tracemalloc
 
 import pytest
 
-from leak_workload import CYCLE_OPS, Workload
+from utf8pfx import BufferReader, BufferWriter, decode
+from support.leak_workload import CYCLE_OPS, Workload
+from support.reference import pfx
 
 SANITIZED = os.environ.get("UTF8PFX_SANITIZED") == "1"
 OPS = int(os.environ.get("UTF8PFX_LEAK_OPS", 100_000 if SANITIZED else 1_000_000))
@@ -31,6 +35,7 @@ def _rss_kib():
         return None
 
 
+@pytest.mark.slow  # a million operations: CI runs it (pytest -m slow)
 def test_a_million_mixed_operations_leak_nothing():
     wl = Workload()
     wl.run(200)  # warm up: caches, interned names, freelists, the writer's capacity
@@ -82,3 +87,53 @@ def test_the_probes_see_a_leak():
     r0 = sys.getrefcount(s)
     kept.append(s)
     assert sys.getrefcount(s) == r0 + 1
+
+
+def test_no_leak_in_read_loop():
+    w = BufferWriter()
+    w.write_strings(["short", "héllo wörld", "日本語テキスト", "😀 emoji"] * 50)
+    data = w.getvalue()
+    bad = pfx(b"x" * 10 + b"\xff")
+
+    def run(k):
+        for _ in range(k):
+            r = BufferReader(data)
+            r.read_strings()
+            r.close()
+            try:
+                decode(bad)
+            except UnicodeDecodeError:
+                pass
+            try:
+                decode(b"\x85")
+            except ValueError:
+                pass
+
+    run(200)
+    gc.collect()
+    tracemalloc.start()
+    try:
+        run(500)
+        gc.collect()
+        before = tracemalloc.get_traced_memory()[0]
+        run(1000)
+        gc.collect()
+        after = tracemalloc.get_traced_memory()[0]
+    finally:
+        tracemalloc.stop()
+    assert after - before < 64 * 1024
+
+
+def test_writers_and_readers_release_what_they_hold():
+    name = "".join(["surrogate", "pass"])  # a fresh str object, not interned
+    data = bytearray(b"\x01a")
+    before = (sys.getrefcount(name), sys.getrefcount(data))
+    for _ in range(500):
+        w = BufferWriter(16, errors=name)
+        w.write_string("x")
+        r = BufferReader(data, errors=name)
+        r.read_string()
+        del w, r
+    gc.collect()
+    assert (sys.getrefcount(name), sys.getrefcount(data)) == before
+    data.extend(b"ok")  # no export left behind

@@ -14,7 +14,7 @@ present, so new kernel files are picked up):
             SIMD code runs at every length the harness tries.
 
 Each harness prints which tables ran natively and which emulated; the lines
-are repeated at the end of pytest's output (tests/kernel_report.py).  Both
+are repeated at the end of pytest's output (tests/support/kernel_report.py).  Both
 builds skip with the reason when the tools are missing (no C compiler, no
 SIMDe: `pip install cmeel-simde`).  tests/c/emu.mk does the same with make.
 """
@@ -24,13 +24,17 @@ import subprocess
 
 import pytest
 
-import kernel_report
+from support import kernel_report
 
 ROOT = kernel_report.ROOT
 KERNELS = os.path.join(ROOT, "csrc", "kernels")
 CDIR = os.path.join(ROOT, "tests", "c")
 
-pytestmark = pytest.mark.skipif(os.name == "nt", reason="the harness uses POSIX guard pages")
+# compiler runs and whole harness builds take minutes, not seconds: slow, so
+# outside the default run (pytest -m slow; CI runs them, and 10-kernels.sh
+# builds the same harnesses through make)
+pytestmark = [pytest.mark.slow,
+              pytest.mark.skipif(os.name == "nt", reason="the harness uses POSIX guard pages")]
 
 HARNESSES = [("test_kernels.c", " 0 mismatches"), ("test_decode_kernels.c", ": 0 failures")]
 

@@ -19,7 +19,7 @@ import pytest
 
 import utf8pfx
 from utf8pfx import BufferReader, BufferWriter
-from reference import ref_encode, ref_encode_many
+from support.reference import ref_encode, ref_encode_many
 
 _testcapi = pytest.importorskip("_testcapi")
 if not hasattr(_testcapi, "set_nomemory"):

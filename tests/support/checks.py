@@ -1,10 +1,29 @@
 """Assertions shared by the deterministic test files: run one str through
-every entry point of utf8pfx and compare each with CPython's outcome."""
+every entry point of utf8pfx and compare each with CPython's outcome; a
+writer that holds bytes before the call under test, and the check that a
+failed call left them as they were."""
 import utf8pfx
 from utf8pfx import BufferWriter
-from reference import outcome, ref_encode, utf8
+from support.reference import outcome, ref_encode, utf8
 
 PRE = b"\x00pre\xff"  # bytes a writer holds before the call under test
+
+#: What filled() writes first: a record, then a byte that starts none.
+HELD = b"\x05hello\x01\xff"
+
+
+def filled(capacity=0, errors="strict"):
+    """A writer of the given capacity and handler holding HELD."""
+    w = BufferWriter(capacity, errors=errors)
+    w.write_raw(HELD)
+    return w
+
+
+def assert_unchanged(w, value=HELD):
+    """w holds exactly value: getvalue(), len() and its buffer agree."""
+    assert w.getvalue() == value
+    assert len(w) == len(value)
+    assert bytes(w) == value
 
 
 def check_string(s, errors="strict", capacities=(0, 1, None)):

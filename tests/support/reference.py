@@ -2,9 +2,11 @@
 
 Nothing here calls the compiled core.  CPython's own UTF-8 codec is the oracle
 for the payload; the VInt (unsigned LEB128) writer and the storage-kind
-classifier are the package's pure-Python reference (utf8pfx._reference),
-which shares no code with the C it checks and is itself pinned to
-hand-written values (test_write_vint_vectors, test_split_lines_and_storage_kind).
+classifier are the package's pure-Python reference (utf8pfx._reference:
+leb128, storage_kind, STORAGE_KINDS), which shares no code with the C it
+checks and is itself pinned to hand-written values (test_writer.py's
+test_write_vint_vectors, test_cli.py's test_split_lines_and_storage_kind).
+vint() below is leb128 with the format's range checked, nothing more.
 The reader's reference below parses VInts on its own, to name the offset of
 every error.
 """
@@ -12,7 +14,7 @@ import codecs
 import functools
 import re
 
-from utf8pfx._reference import STORAGE_KINDS, leb128, storage_kind
+from utf8pfx._reference import leb128, storage_kind
 
 VINT_MAX = 2**64 - 1
 
@@ -93,9 +95,8 @@ def ref_decode_all(blob, errors=None):
     return out
 
 
-#: PEP 393 storage kind CPython uses for s: 'ascii', 'ucs1', 'ucs2', 'ucs4'.
-kind_of = storage_kind
-KINDS = STORAGE_KINDS
+#: The widest UTF-8 of a code point of each PEP 393 storage kind
+#: (utf8pfx._reference.STORAGE_KINDS).
 MAX_BYTES_PER_CP = {"ascii": 1, "ucs1": 2, "ucs2": 3, "ucs4": 4}
 
 
@@ -434,7 +435,7 @@ def make_text(kind, ncp, nbytes, where="spread"):
     if len(high) > ncp:
         raise ValueError("too many bytes for %d code points of %s" % (ncp, kind))
     s = _arrange(high, ncp - len(high), where)
-    assert len(s) == ncp and len(s.encode("utf-8")) == nbytes and kind_of(s) == kind, (
+    assert len(s) == ncp and len(s.encode("utf-8")) == nbytes and storage_kind(s) == kind, (
         kind, ncp, nbytes)
     return s
 

@@ -17,7 +17,8 @@ import pytest
 
 import utf8pfx
 from utf8pfx import BufferWriter
-from reference import KINDS, kind_of, ref_encode
+from utf8pfx._reference import STORAGE_KINDS, storage_kind
+from support.reference import ref_encode
 
 _as_utf8 = ctypes.pythonapi.PyUnicode_AsUTF8AndSize
 _as_utf8.restype = ctypes.c_void_p
@@ -34,12 +35,12 @@ SAMPLES = {
 def fresh(kind, repeat=1):
     """A new str object (never interned, never cached) of the given kind."""
     s = "".join(list(SAMPLES[kind] * repeat))
-    assert kind_of(s) == kind
+    assert storage_kind(s) == kind
     return s
 
 
 @pytest.mark.parametrize("repeat", [1, 40])  # short: one-pass path; long: counting pass
-@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("kind", STORAGE_KINDS)
 def test_utf8_cache_is_not_filled(kind, repeat):
     calls = [
         lambda s: BufferWriter().write_string(s),
@@ -72,7 +73,7 @@ def test_utf8_cache_is_not_filled(kind, repeat):
 def _strings(kind):
     # short strings of the kind, a few distinct objects reused
     base = SAMPLES[kind]
-    return [base[:k] for k in (3, 7, 11, 16) if kind_of(base[:k]) == kind] or [base]
+    return [base[:k] for k in (3, 7, 11, 16) if storage_kind(base[:k]) == kind] or [base]
 
 
 def _measure(fn):
@@ -93,7 +94,7 @@ N = 100_000
 SLACK = 4096  # bytes: well under one byte per write
 
 
-@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("kind", STORAGE_KINDS)
 def test_presized_writer_allocates_nothing_per_string(kind):
     strings = _strings(kind)
     items = [strings[i % len(strings)] for i in range(N)]
@@ -123,7 +124,7 @@ def test_presized_writer_allocates_nothing_per_string(kind):
     assert net < SLACK and peak < SLACK, (net, peak)
 
 
-@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("kind", STORAGE_KINDS)
 def test_presized_writer_write_strings_does_not_grow(kind):
     # An exactly pre-sized writer has room for the whole batch: write_strings
     # must neither grow it nor allocate per item.
@@ -137,7 +138,7 @@ def test_presized_writer_write_strings_does_not_grow(kind):
     assert net < SLACK and peak < SLACK, (net, peak)
 
 
-@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("kind", STORAGE_KINDS)
 def test_the_allocation_probe_sees_allocations(kind):
     # Control: the same loop keeping s.encode() results must show growth of
     # at least N small bytes objects, so a pass above is meaningful.

@@ -19,7 +19,7 @@ import subprocess
 import sys
 
 import pytest
-from subproc import PACKAGE_PARENT
+from support.subproc import PACKAGE_PARENT
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 README = os.path.join(ROOT, "README.md")

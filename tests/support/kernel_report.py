@@ -5,7 +5,7 @@ one line at the top of pytest's output and one at the end.
   (utf8pfx._core._isa_levels(): what this CPU and build support), and
   whether the C harnesses can add an emulated build (x86-64, a C compiler,
   SIMDe headers from `pip install cmeel-simde`).
-- summary (after the tests): what the C harnesses in tests/test_c_kernels.py
+- summary (after the tests): what the C harnesses in tests/test_kernels_c.py
   actually ran, as each harness printed it ("native: ...; emulated: ...").
 """
 import os
@@ -14,10 +14,11 @@ import shutil
 import sys
 import sysconfig
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# the repository (or the folder tests/ was copied into): tests/support/ is two below
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 EMU_DIR = os.path.join(ROOT, "tests", "c", "emu")
 
-# filled by tests/test_c_kernels.py: (harness, mode) -> the harness's line
+# filled by tests/test_kernels_c.py: (harness, mode) -> the harness's line
 RESULTS = {}
 
 
@@ -71,7 +72,7 @@ def header_line():
     except (ImportError, AttributeError):
         native = "? (utf8pfx._core not importable)"
     why = emulation_unavailable()
-    emu = ("every x86 table in tests/test_c_kernels.py (SIMDe)" if why is None
+    emu = ("every x86 table in tests/test_kernels_c.py (SIMDe)" if why is None
            else "none (%s)" % why)
     return "kernel levels: native: %s; emulated: %s" % (native, emu)
 

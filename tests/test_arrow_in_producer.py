@@ -5,7 +5,7 @@ import gc
 
 import pytest
 
-from arrow_producer import (
+from support.arrow_producer import (
     ArrayProducer,
     StreamProducer,
     offsets32,

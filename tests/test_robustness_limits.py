@@ -5,7 +5,7 @@ The one test marked `slow` writes and reads back a single string of more
 than 2**31 bytes (about 4.5 GiB of RAM, a minute or so); it runs only when
 asked for:
 
-    UTF8PFX_SLOW=1 pytest -m slow tests/test_limits.py
+    UTF8PFX_SLOW=1 pytest -m slow tests/test_robustness_limits.py
 """
 import os
 import sys
@@ -14,7 +14,7 @@ import pytest
 
 import utf8pfx
 from utf8pfx import BufferReader, BufferWriter
-from reference import vint
+from support.reference import vint
 
 MAX = sys.maxsize  # PY_SSIZE_T_MAX
 

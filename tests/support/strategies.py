@@ -2,12 +2,15 @@
 
 Hypothesis' text() and characters() leave out surrogates (category Cs) by
 default; these strategies put them back on purpose, since lone surrogates are
-where the C core leaves its fast path.  Per-kind strategies force each PEP 393
-storage kind (the C core has a separate path for each).
+where the C core leaves its fast path.  Strings of one PEP 393 storage kind
+(the C core has a separate path for each) come from the package's own
+utf8pfx.testing.text_of_kind; what is here is what the tests need beyond
+utf8pfx.testing's strategies.
 """
 from hypothesis import strategies as st
 
-from reference import kind_of
+from utf8pfx import testing
+from utf8pfx._reference import STORAGE_KINDS, storage_kind
 
 # --- single characters ------------------------------------------------------
 
@@ -61,48 +64,44 @@ text_scalar = _text_from(st.one_of(mixed_scalar_char, _runs(mixed_scalar_char)))
 #: Text where every surrogate is one surrogateescape can encode.
 text_escapable = _text_from(st.one_of(mixed_scalar_char, escape_surrogate, _runs(escape_surrogate)))
 
+#: Lists of payloads for Arrow's differential tests: any bytes, valid UTF-8,
+#: and the sequences that are invalid or cut short (encoded surrogates, a
+#: lone lead or continuation byte, above U+10FFFF).
+payload_lists = st.lists(st.one_of(
+    st.binary(max_size=40),
+    text_scalar.map(lambda s: s.encode()),
+    st.sampled_from([b"\xed\xa0\x80", b"\xc3", b"\xa9", b"\xf4\x90\x80\x80", b"\xe2\x82"])),
+    max_size=30)
+
+
+#: utf8pfx.testing's name of each storage kind (it says "latin1" for "ucs1").
+_TESTING_KIND = dict(zip(STORAGE_KINDS, testing.KINDS))
+
 
 @st.composite
-def _with_forced(draw, base, forced, min_size=0, max_size=80):
-    """A list from `base` with one `forced` char inserted at a random place:
-    the forced char pins the storage kind."""
-    xs = draw(st.lists(base, min_size=min_size, max_size=max_size))
-    i = draw(st.integers(0, len(xs)))
-    xs.insert(i, draw(forced))
-    return "".join(xs)
+def _with_a_run(draw, strategy):
+    """A str from strategy with one of its own code points repeated (1-12
+    times) where it stands: runs matter to the kernels, and a run of a code
+    point the str already holds keeps its storage kind."""
+    s = draw(strategy)
+    if not s:
+        return s
+    i = draw(st.integers(0, len(s) - 1))
+    return s[:i] + s[i] * draw(st.integers(1, 12)) + s[i:]
 
 
-def text_of_kind(kind, surrogates=False, max_size=80):
-    """Strings stored as the given PEP 393 kind.
-
-    ascii: only U+0000..U+007F.   ucs1: at least one U+0080..U+00FF.
-    ucs2: at least one >= U+0100 (never astral).   ucs4: at least one astral.
-    With surrogates=True, ucs2/ucs4 strings also draw lone surrogates (ascii
-    and ucs1 cannot hold them).  The forced char is never a surrogate, so a
-    ucs2 string is ucs2 even without them.
-    """
-    if kind == "ascii":
-        return st.lists(st.one_of(ascii_char, _runs(ascii_char)), max_size=max_size).map("".join)
-    if kind == "ucs1":
-        base = st.one_of(ucs1_char, ascii_char, _runs(ucs1_char))
-        return _with_forced(base, latin1_high, max_size=max_size)
-    if kind == "ucs2":
-        parts = [ucs1_char, bmp_nonsurrogate, ascii_char, _runs(bmp_nonsurrogate)]
-        if surrogates:
-            parts += [surrogate, _runs(surrogate)]
-        return _with_forced(st.one_of(*parts), ucs2_high, max_size=max_size)
-    if kind == "ucs4":
-        parts = [ucs1_char, bmp_nonsurrogate, astral, ascii_char, _runs(astral)]
-        if surrogates:
-            parts += [surrogate, _runs(surrogate)]
-        return _with_forced(st.one_of(*parts), astral, max_size=max_size)
-    raise ValueError(kind)
+def _of_kind(kind, surrogates=False):
+    """Strings stored as the given PEP 393 kind ("ascii", "ucs1", "ucs2",
+    "ucs4"): utf8pfx.testing.text_of_kind's, with a run of one of their code
+    points.  With surrogates=True, ucs2/ucs4 strings also hold lone
+    surrogates (ascii and ucs1 cannot)."""
+    return _with_a_run(testing.text_of_kind(_TESTING_KIND[kind], surrogates=surrogates))
 
 
 def checked_kind(kind, strategy):
     """Assert (in the generator, so a wrong strategy fails loudly) the kind."""
     def check(s):
-        assert kind_of(s) == kind, (kind, s)
+        assert storage_kind(s) == kind, (kind, s)
         return s
     return strategy.map(check)
 
@@ -115,7 +114,7 @@ def text_for(errors, kind=None):
     """
     if kind is not None:
         surr = errors not in ("strict", "surrogateescape")
-        s = text_of_kind(kind, surrogates=surr)
+        s = _of_kind(kind, surrogates=surr)
         if errors == "surrogateescape" and kind in ("ucs2", "ucs4"):
             s = st.tuples(s, st.lists(escape_surrogate, max_size=4)).map(
                 lambda t: t[0] + "".join(t[1]))

@@ -1,6 +1,6 @@
 """A loop of mixed utf8pfx operations that touches every error path, for
-the leak test (tests/test_leaks.py) and the valgrind run
-(python tests/leak_workload.py CYCLES).  Not a test module itself."""
+the leak test (tests/test_robustness_leaks.py) and the valgrind run
+(python tests/support/leak_workload.py CYCLES).  Not a test module itself."""
 import codecs
 import sys
 

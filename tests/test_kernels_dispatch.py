@@ -1,0 +1,125 @@
+"""Kernel selection: UTF8PFX_ISA caps the level at import; isa() reports it;
+_set_isa switches it.  The writer's short path and write_string have a
+second build for AVX-512 VBMI2, chosen with the kernel level (the bytes
+either build writes: test_writer.py)."""
+import sys
+
+import pytest
+
+import utf8pfx
+from utf8pfx import _core
+from support.reference import ref_encode
+from support.subproc import run_python
+
+ORDER = ["scalar", "sse", "avx2", "avx512"]
+
+
+def isa_under(value):
+    code = "import utf8pfx, utf8pfx._core as c; print(utf8pfx.isa(), c._decode_isa())"
+    return run_python(["-c", code], env={"UTF8PFX_ISA": value}, text=True)
+
+
+def test_default_is_the_best_available_level():
+    levels = _core._isa_levels()
+    assert levels[0] == "scalar"
+    r = isa_under("")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split()[0] == levels[-1]
+
+
+@pytest.mark.parametrize("cap", ORDER)
+def test_cap_selects_the_best_level_at_or_below(cap):
+    levels = _core._isa_levels()
+    r = isa_under(cap)
+    assert r.returncode == 0, r.stderr
+    enc, dec = r.stdout.split()
+    expect = [lvl for lvl in levels if lvl in ORDER and ORDER.index(lvl) <= ORDER.index(cap)][-1]
+    assert enc == expect
+    assert ORDER.index(dec) <= ORDER.index(cap)
+
+
+def test_unknown_cap_fails_the_import_with_a_clear_message():
+    r = isa_under("avx9000")
+    assert r.returncode != 0
+    assert "UTF8PFX_ISA=avx9000" in r.stderr and "scalar" in r.stderr
+
+
+def test_set_isa_switches_and_restores():
+    prev = _core._set_isa("scalar")
+    try:
+        assert utf8pfx.isa() == "scalar"
+        assert utf8pfx.encode("héllo") == b"\x06h\xc3\xa9llo"
+    finally:
+        _core._set_isa(prev)
+    assert utf8pfx.isa() == prev
+    with pytest.raises(ValueError, match="not available"):
+        _core._set_isa("no-such-level")
+    with pytest.raises(TypeError):
+        _core._set_isa(1)
+
+
+# -- the VBMI2 builds of the short path and of write_string -------------------
+
+def _cpu_flags():
+    """The CPU's feature flags from /proc/cpuinfo (Linux), or None."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("flags"):
+                    return set(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    return None
+
+
+def test_short_path_build_follows_the_kernel_level():
+    """write_strings' short path has a second build for AVX-512 VBMI2
+    (csrc/writer/writer_short.h) that encodes short non-ASCII bodies inline; it
+    runs exactly while the kernels are the avx512 level's on a CPU with
+    VBMI2, so the tests that run that level run it, and every other level
+    runs the base build."""
+    if not hasattr(_core, "_short_path"):
+        pytest.skip("this build has no _short_path hook")
+    flags = _cpu_flags()
+    vbmi2 = flags is not None and {"avx512f", "avx512bw", "avx512cd", "avx512vbmi",
+                                   "avx512_vbmi2"} <= flags
+    prev = utf8pfx.isa()
+    try:
+        for level in _core._isa_levels():
+            _core._set_isa(level)
+            got = _core._short_path()
+            if level != "avx512":
+                assert got == "base", level
+            elif flags is not None and sys.platform.startswith("linux"):
+                assert got == ("vbmi2" if vbmi2 else "base"), (level, got)
+    finally:
+        _core._set_isa(prev)
+
+
+def test_write_string_build_follows_the_level_chosen_at_import():
+    """write_string has a VBMI2 build too (the method itself, put in
+    BufferWriter's method table at import): chosen exactly when the kernels
+    chosen at import are the avx512 level's on a CPU with VBMI2, so a cap
+    (UTF8PFX_ISA) keeps the base build; at any later level either build
+    writes the same bytes (the kernels-fixture tests run both)."""
+    if not hasattr(_core, "_write_string_build"):
+        pytest.skip("this build has no _write_string_build hook")
+    flags = _cpu_flags()
+    vbmi2 = flags is not None and {"avx512f", "avx512bw", "avx512cd", "avx512vbmi",
+                                   "avx512_vbmi2"} <= flags
+    code = ("import utf8pfx; from utf8pfx import _core; "
+            "print(utf8pfx.isa(), _core._short_path(), _core._write_string_build()); "
+            "w = utf8pfx.BufferWriter(); w.write_string('aé中😀' * 3); w.write_string('k'); "
+            "print(w.getvalue().hex())")
+    want = (ref_encode("aé中😀" * 3, "strict") + ref_encode("k", "strict")).hex()
+    for cap in (None, "avx2", "scalar"):
+        r = run_python(["-c", code], env={"UTF8PFX_ISA": cap} if cap else {"UTF8PFX_ISA": ""},
+                       text=True)
+        assert r.returncode == 0, r.stderr
+        (level, short, build), got = (ln.split() for ln in r.stdout.split("\n")[:2])
+        assert got == [want], cap
+        assert build == short, (cap, level, short, build)
+        if cap is not None:
+            assert build == "base", (cap, build)
+        elif flags is not None and sys.platform.startswith("linux"):
+            assert build == ("vbmi2" if vbmi2 and level == "avx512" else "base"), (level, build)
