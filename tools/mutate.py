@@ -3,13 +3,15 @@
 
 Each mutant is one small edit to csrc/ (the glue or a kernel).  For each,
 on a temporary copy of the checkout: apply the edit, build the extension in
-place (-O0, fast to compile), run a fast subset of the suite (stops at the
-first failure), and record whether the suite failed ("caught"), the build
-broke, or everything passed ("SURVIVED": a hole in the tests).
+place (-O0, fast to compile), run README's test command (the default set,
+on every core; stops at the first failure) and, with --slow, the slow set
+after it, and record whether the suite failed ("caught"), the build broke,
+or everything passed ("SURVIVED": a hole in the tests).
 
     python tools/mutate.py              all mutants
     python tools/mutate.py M03 M07      some of them (--no-baseline: skip the
-                                        unmutated run that must pass first)
+                                        unmutated run that must pass first;
+                                        --slow: the slow set too)
     python tools/mutate.py --list
 
 Needs a C compiler and the test extras (pytest, hypothesis) in the running
@@ -204,13 +206,11 @@ MUTANTS = [
      "the u16be preset's width check lets a 65,536-byte body through"),
 ]
 
-SUBSET = ["tests/test_writer_errors.py", "tests/test_writer.py", "tests/test_functions.py",
-          "tests/test_robustness_exports.py", "tests/test_robustness_limits.py",
-          "tests/test_robustness_alloc.py", "tests/test_reader.py",
-          "tests/test_robustness_leaks.py", "tests/test_robustness_threads.py",
-          "tests/test_presets.py::test_short_ascii_every_preset",
-          "tests/test_kernels_dispatch.py::test_short_path_build_follows_the_kernel_level",
-          "tests/test_kernels_dispatch.py::test_write_string_build_follows_the_level_chosen_at_import"]
+# The README's test command (the default set: pyproject's addopts leave the
+# slow tests out) on every core; --slow runs the slow set after it for the
+# mutants the default set lets through.
+DEFAULT_RUN = ["-n", "auto"]
+SLOW_RUN = ["-n", "auto", "--dist", "loadfile", "-m", "slow"]
 
 
 def copy_tree(dst):
@@ -223,7 +223,7 @@ def copy_tree(dst):
         shutil.copy2(os.path.join(ROOT, f), os.path.join(dst, f))
 
 
-def run_one(m, work):
+def run_one(m, work, slow=False):
     mid, path, old, new, what = m
     src = os.path.join(work, path)
     text = open(src).read()
@@ -239,18 +239,23 @@ def run_one(m, work):
                            cwd=work, env=env, capture_output=True, text=True)
         if b.returncode:
             return "build broke", time.time() - t0
-        try:
-            r = subprocess.run([sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider",
-                                "-p", "no:randomly"] + SUBSET, cwd=work, env=env,
-                               capture_output=True, text=True, timeout=1800)
-        except subprocess.TimeoutExpired:
-            return "caught (timeout)", time.time() - t0
-        if r.returncode == 0:
+        runs = [("", DEFAULT_RUN)] + ([(" (slow set)", SLOW_RUN)] if slow else [])
+        for label, args in runs:
+            try:
+                r = subprocess.run([sys.executable, "-m", "pytest", "-x", "-q", "-p",
+                                    "no:cacheprovider", "-p", "no:randomly"] + args,
+                                   cwd=work, env=env, capture_output=True, text=True,
+                                   timeout=1800)
+            except subprocess.TimeoutExpired:
+                return "caught%s (timeout)" % label, time.time() - t0
+            if r.returncode != 0:
+                break
+        else:
             return "SURVIVED", time.time() - t0
         failed = [l for l in r.stdout.splitlines() if l.startswith(("FAILED", "ERROR"))]
         how = failed[0].split(" - ")[0].replace("FAILED ", "") if failed else (
             "crash, exit %d" % r.returncode)
-        return "caught: " + how, time.time() - t0
+        return "caught%s: %s" % (label, how), time.time() - t0
     finally:
         open(src, "w").write(text)
 
@@ -261,7 +266,8 @@ def main(argv):
             print("%s  %-24s %s" % (m[0], m[1], m[4]))
         return 0
     baseline = "--no-baseline" not in argv
-    argv = [a for a in argv if a != "--no-baseline"]
+    slow = "--slow" in argv
+    argv = [a for a in argv if a not in ("--no-baseline", "--slow")]
     chosen = [m for m in MUTANTS if not argv[1:] or m[0] in argv[1:]]
     work = tempfile.mkdtemp(prefix="utf8pfx-mutate-")
     try:
@@ -278,7 +284,7 @@ def main(argv):
         print("| id | file | deliberate bug | outcome | s |")
         print("|---|---|---|---|--:|")
         for m in chosen:
-            res, secs = run_one(m, work)
+            res, secs = run_one(m, work, slow)
             rows.append((m, res))
             print("| %s | %s | %s | %s | %.0f |" % (m[0], m[1], m[4], res, secs), flush=True)
         caught = sum(1 for _, r in rows if r.startswith("caught"))
