@@ -88,8 +88,18 @@ with open(OUT, "w") as f:
 '''
 
 
+# A new interpreter builds its own sys.path, which can put the working
+# directory first (under pytest-xdist's workers, for one): in a checkout that
+# is the source tree, not the package under test.  The package's own folder
+# goes first, so that every interpreter imports the one the tests import.
+import utf8pfx  # noqa: E402
+
+SITE = os.path.dirname(os.path.dirname(os.path.abspath(utf8pfx.__file__)))
+
+
 def _run(interp, tag, threshold, out):
-    _exec(interp, "TAG = %r\nTHRESHOLD = %d\nOUT = %r\n" % (tag, threshold, out) + WORK)
+    _exec(interp, "import sys\nsys.path.insert(0, %r)\nTAG = %r\nTHRESHOLD = %d\nOUT = %r\n"
+          % (SITE, tag, threshold, out) + WORK)
 
 
 @pytest.fixture
