@@ -6,19 +6,26 @@ Needs CPython 3.13+ (the private ``_interpreters`` module).  Each worker
 runs its own isolated interpreter (its own GIL) and writes the same text
 into a BufferWriter: 1 MiB bodies (transcoded without the GIL in any case)
 and 16 KiB bodies (under the GIL-free threshold: only a per-interpreter
-GIL lets two of them run at once).  Printed: the wall time of one
+GIL lets two of them run at once).  The text is the two-thread section's
+(bench.short.thread_body: Russian man pages from the corpus, or generated
+Cyrillic words): real text, so that no placement of the str against the
+writer's buffer makes one worker's time stand out (4K aliasing, see the
+docstring there).  Printed: the wall time of one
 interpreter doing the work, of two doing twice the work side by side, and
 the speed-up (2 x one / two; 2.0 is perfect on two cores).  The control row
 runs the same two workers as two threads of one interpreter.
 """
 import argparse
+import os
 import sys
+import tempfile
 import threading
 import time
 
 WORK = r'''
 import time, utf8pfx
-body = (BODY_UNIT * (BODY_BYTES // len(BODY_UNIT.encode()) + 1))[: BODY_BYTES // 2]
+with open(BODY_FILE, encoding="utf-8") as f:
+    body = f.read()[: BODY_BYTES // 2]
 w = utf8pfx.BufferWriter(4 * BODY_BYTES)
 t0 = time.perf_counter()
 for _ in range(ROUNDS):
@@ -29,14 +36,17 @@ for _ in range(ROUNDS):
             w.clear()
 '''
 
-# Cyrillic: two UTF-8 bytes a code point, the UCS2 kernels' common case
-UNIT = "съешь же ещё этих мягких французских булок, да выпей чаю. "
+HERE = os.path.dirname(os.path.abspath(__file__))
+if __package__ in (None, ""):           # python bench/subinterpreters.py
+    # after the installed packages: utf8pfx is the one installed (as in the
+    # interpreters it starts), bench the checkout's
+    sys.path.append(os.path.dirname(HERE))
 
 
-def _code(body_bytes, rounds):
+def _code(body_file, body_bytes, rounds):
     per_round = max(1, (8 << 20) // body_bytes)
-    head = "BODY_UNIT = %r\nBODY_BYTES = %d\nROUNDS = %d\nPER_ROUND = %d\n" % (
-        UNIT, body_bytes, rounds, per_round)
+    head = "BODY_FILE = %r\nBODY_BYTES = %d\nROUNDS = %d\nPER_ROUND = %d\n" % (
+        body_file, body_bytes, rounds, per_round)
     return head + WORK
 
 
@@ -83,25 +93,32 @@ def main(argv=None):
         print("needs CPython 3.13+ (_interpreters); this is %s" % sys.version.split()[0])
         return 0
     import utf8pfx
+    from bench.short import thread_body
 
-    print("utf8pfx isa()=%s, CPython %s" % (utf8pfx.isa(), sys.version.split()[0]))
+    body, source = thread_body(1)
+    fd, body_file = tempfile.mkstemp(suffix=".txt")
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(body)
+    print("utf8pfx isa()=%s, CPython %s; text: %s" % (utf8pfx.isa(), sys.version.split()[0],
+                                                     source))
     interps = [_interpreters.create("isolated") for _ in range(2)]
     try:
         _run_interps(interps, "import utf8pfx")  # imports out of the timing
         print("%-34s %10s %10s %9s" % ("workload", "one (s)", "two (s)", "speed-up"))
-        for body in (1 << 20, 16 << 10):
-            code = _code(body, args.rounds)
+        for size in (1 << 20, 16 << 10):
+            code = _code(body_file, size, args.rounds)
             one = min(_run_interps(interps[:1], code) for _ in range(args.repeat))
             two = min(_run_interps(interps, code) for _ in range(args.repeat))
-            label = "%d KiB bodies, isolated interps" % (body >> 10)
+            label = "%d KiB bodies, isolated interps" % (size >> 10)
             print("%-34s %10.3f %10.3f %8.2fx" % (label, one, two, 2 * one / two))
             one_t = min(_run_threads(1, code) for _ in range(args.repeat))
             two_t = min(_run_threads(2, code) for _ in range(args.repeat))
-            label = "%d KiB bodies, threads (control)" % (body >> 10)
+            label = "%d KiB bodies, threads (control)" % (size >> 10)
             print("%-34s %10.3f %10.3f %8.2fx" % (label, one_t, two_t, 2 * one_t / two_t))
     finally:
         for i in interps:
             _interpreters.destroy(i)
+        os.unlink(body_file)
     return 0
 
 
