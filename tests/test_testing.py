@@ -221,3 +221,15 @@ def test_testing_without_hypothesis_says_how_to_install():
     )
     out = run_python(["-c", code], text=True, check=True)
     assert "pip install 'utf8pfx[testing]'" in out.stdout
+
+
+@given(st.text(st.characters() | st.characters(categories=["Cs"]), max_size=40)
+       | st.lists(st.sampled_from(["\x00", "a", "\xe9", "\u0800", "\uffff", "\ud800", "\udc80",
+                                    "\udfff", "\U00010000", "\U0010ffff"]),
+                  max_size=12).map("".join))
+def test_reference_mutf8_is_the_per_code_point_definition(s):
+    # the shipped reference encodes whole runs through CPython's codec; the
+    # definition, one code point at a time, must give the same bytes
+    from utf8pfx._reference import _mutf8_char, mutf8_encode
+
+    assert mutf8_encode(s, "surrogatepass") == b"".join(_mutf8_char(ord(c)) for c in s)

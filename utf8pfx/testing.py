@@ -177,7 +177,7 @@ def _sized(kind: str, ncp: int, surrogates: bool) -> Any:
         wide[0] = draw(_FORCING[kind])
         mode = draw(st.sampled_from(["all-wide", "ascii-then-wide", "wide-then-ascii"]))
         if mode == "all-wide":
-            s = "".join(wide[i % len(wide)] for i in range(ncp))
+            s = ("".join(wide) * (ncp // len(wide) + 1))[:ncp]  # wide, repeated
         else:
             pad = draw(_FORCING["ascii"]) * max(ncp - len(wide), 0)
             s = pad + "".join(wide) if mode == "ascii-then-wide" else "".join(wide) + pad
