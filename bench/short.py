@@ -317,7 +317,9 @@ def thread_body(mib=1, corpus_dir=None):
         import random
         rnd = random.Random(19)
         words = []
-        for _ in range(n // 5):
+        # a few thousand words, repeated below like the corpus text: the
+        # drift needs spaces and punctuation, not a body with no period
+        for _ in range(8192):
             words.append("".join(chr(0x430 + rnd.randrange(32))
                                  for _ in range(rnd.randint(2, 11))))
             words.append(rnd.choice((" ", " ", " ", " ", ", ", ". ")))
