@@ -4,6 +4,7 @@
     python fuzz/run.py writer  SECONDS [libFuzzer flags...]
     python fuzz/run.py reader  SECONDS [...]
     python fuzz/run.py kernels SECONDS [...]
+    python fuzz/run.py build             (the extension only, for several runs)
 
 writer/reader: atheris harnesses (needs `pip install atheris` and clang).
 The C extension is first built with clang into fuzz/.build/ with
@@ -12,7 +13,9 @@ documents for native extensions) plus AddressSanitizer and UBSan, and the
 harness runs with clang's ASan runtime and libFuzzer preloaded as one
 library (fuzz/.build/asan_with_fuzzer.so, linked from clang's own static
 runtimes).  UTF8PFX_FUZZ_NO_ASAN=1
-builds with coverage only.
+builds with coverage only.  UTF8PFX_FUZZ_PREBUILT=1 reuses what
+`run.py build` left in the build folder instead of building again, so that
+the writer and reader harnesses can run side by side on one build.
 
 kernels: the libFuzzer target tests/c/fuzz_kernels.c (every SIMD level
 against scalar), built by `make -C tests/c fuzz`.
@@ -68,11 +71,17 @@ def asan_with_fuzzer():
         if f.startswith("asan_preinit"):
             os.remove(os.path.join(tmp, f))
     objs = sorted(os.path.join(tmp, f) for f in os.listdir(tmp) if f.endswith(".o"))
-    r = sh(["clang", "-shared", "-fPIC", "-o", out] + objs +
+    # linked under a private name and renamed: a harness started meanwhile
+    # must never preload a half-written library
+    part = "%s.%d.part" % (out, os.getpid())
+    r = sh(["clang", "-shared", "-fPIC", "-o", part] + objs +
            ["-Wl,--whole-archive", fuzz_a, "-Wl,--no-whole-archive",
             "-lpthread", "-ldl", "-lstdc++", "-lm"])
     shutil.rmtree(tmp, ignore_errors=True)
-    return out if r.returncode == 0 else None
+    if r.returncode != 0:
+        return None
+    os.replace(part, out)
+    return out
 
 
 def build_extension(asan):
@@ -91,6 +100,16 @@ def build_extension(asan):
 
 
 def main(argv):
+    if argv[1:] == ["build"]:
+        if not shutil.which("clang"):
+            print("SKIP fuzz build: clang not found")
+            return 0
+        asan = os.environ.get("UTF8PFX_FUZZ_NO_ASAN") != "1"
+        print("built", build_extension(asan))
+        if asan and asan_with_fuzzer() is None:  # linked once, for every harness after
+            sys.exit("could not link clang's ASan runtime with libFuzzer; "
+                     "set UTF8PFX_FUZZ_NO_ASAN=1")
+        return 0
     if len(argv) < 3 or argv[1] not in ("writer", "reader", "kernels"):
         sys.exit(__doc__)
     name, seconds, extra = argv[1], int(argv[2]), argv[3:]
@@ -114,7 +133,13 @@ def main(argv):
         print("SKIP fuzz %s: atheris is not installed (pip install atheris)" % name)
         return 0
     asan = os.environ.get("UTF8PFX_FUZZ_NO_ASAN") != "1"
-    lib = build_extension(asan)
+    if os.environ.get("UTF8PFX_FUZZ_PREBUILT") == "1":
+        lib = os.path.join(BUILD, "lib")
+        if not os.path.isdir(os.path.join(lib, "utf8pfx")):
+            sys.exit("UTF8PFX_FUZZ_PREBUILT=1 but %s holds no build: run `run.py build` first"
+                     % lib)
+    else:
+        lib = build_extension(asan)
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (lib, env.get("PYTHONPATH")) if p)
     if asan:

@@ -11,7 +11,9 @@ present, so new kernel files are picked up):
             so every x86 table runs whatever the CPU lacks;
   native-small  native, with the kernels' short-input cut-offs (below which
             a SIMD encoder hands the input to the scalar loop) at 1, so the
-            SIMD code runs at every length the harness tries.
+            SIMD code runs at every length the harness tries;
+  emulated-small  emulated, with the same cut-offs at 1 (the AVX-512 tables'
+            short paths where the CPU lacks AVX-512).
 
 Each harness prints which tables ran natively and which emulated; the lines
 are repeated at the end of pytest's output (tests/support/kernel_report.py).  Both
@@ -45,11 +47,11 @@ SMALL = ["-DU8P_SIMD_MIN_UNITS=1", "-DU8P_X86_MIN_UNITS_UCS2=1", "-DU8P_SSE_MIN_
 
 def _flags(mode):
     flags = ["-O2", "-Wall", "-Wextra"]
-    if mode == "native-small":
+    if mode.endswith("-small"):
         flags += SMALL
     if os.environ.get("UTF8PFX_WERROR") == "1":
         flags.append("-Werror")
-    if mode == "emulated":
+    if mode.startswith("emulated"):
         flags += ["-march=x86-64", "-mtune=generic", "-Wno-psabi", "-DU8P_EMULATED=1",
                   "-I" + os.path.join(CDIR, "emu", "include"),
                   "-I" + kernel_report.simde_include()]
@@ -66,19 +68,16 @@ def _run(cmd, **kw):
     return subprocess.run(cmd, capture_output=True, text=True, **kw)
 
 
-@pytest.fixture(scope="module", params=["native", "emulated", "native-small"])
-def kernel_build(request, tmp_path_factory):
-    """(mode, objects dir, compiler, flags): every .c under csrc/kernels
-    compiled once per mode, and the list of tables they define (tables.inc)."""
-    mode = request.param
+def _kernel_build(mode, out):
+    """(compiler, flags, objects): every .c under csrc/kernels compiled for
+    mode into out, with the list of tables they define (out/tables.inc)."""
     cc = kernel_report.compiler()
     if cc is None:
         pytest.skip("no C compiler found")
-    if mode == "emulated":
+    if mode.startswith("emulated"):
         why = kernel_report.emulation_unavailable()
         if why:
             pytest.skip("emulated build: " + why)
-    out = tmp_path_factory.mktemp("kernels-" + mode)
     sources = _kernel_sources("*.c")
     assert sources, KERNELS
     # the objects land in one folder: two sources of one name would be one .o
@@ -90,55 +89,53 @@ def kernel_build(request, tmp_path_factory):
     tables = _run(["sh", os.path.join(CDIR, "gen_tables.sh")] + objects)
     assert tables.returncode == 0, tables.stderr
     (out / "tables.inc").write_text(tables.stdout)
-    return mode, out, cc, flags, objects
+    return cc, flags, objects
 
 
-@pytest.mark.parametrize("harness, passed", HARNESSES)
-def test_c_kernels(kernel_build, harness, passed):
-    mode, out, cc, flags, objects = kernel_build
-    exe = str(out / harness.replace(".c", ""))
-    inc = '-DU8P_TABLES_INC="%s"' % (out / "tables.inc")
-    build = _run(cc + flags + [inc, os.path.join(CDIR, harness)] + objects + ["-o", exe])
-    assert build.returncode == 0, build.stderr
-    if mode == "emulated":  # nothing native may hide in an emulated pass
-        base = _run(["sh", os.path.join(CDIR, "emu", "baseline_check.sh"), exe])
-        assert base.returncode == 0, base.stdout + base.stderr
-    run = _run([exe], timeout=900)
-    assert run.returncode == 0, run.stdout + run.stderr
-    assert passed in run.stdout, run.stdout
-    line = [ln for ln in run.stdout.splitlines() if "kernel tables:" in ln]
-    assert len(line) == 1, run.stdout
-    kernel_report.RESULTS[(harness, mode)] = line[0]
-    # the build ran what it says it ran
-    if mode == "emulated":
-        assert "native: none" in line[0] and "emulated: none" not in line[0], line[0]
-    else:
-        assert "emulated: none" in line[0] and "native: scalar" in line[0], line[0]
-    assert ("cut-offs lowered" in line[0]) == (mode == "native-small"), line[0]
-
-
-def test_dispatch_levels_were_tested_natively():
-    """Every level the Python module can switch to on this CPU (and so
-    every level dispatch may pick) is a table the native C build runs."""
+def _dispatch_levels_ran(harness, line):
+    """Every level the Python module can switch to on this CPU (and so every
+    level dispatch may pick) is a table the native build ran."""
     try:
         from utf8pfx import _core
     except ImportError:
-        pytest.skip("utf8pfx._core not built")
-    cc = kernel_report.compiler()
-    if cc is None:
-        pytest.skip("no C compiler found")
-    if not all((h, "native") in kernel_report.RESULTS
-               for h in ("test_kernels.c", "test_decode_kernels.c")):
-        pytest.skip("the native C harness runs did not happen in this session")
-    for harness, levels in (("test_kernels.c", _core._isa_levels),
-                            ("test_decode_kernels.c", getattr(_core, "_decode_isa_levels", None))):
-        if levels is None:
-            continue
-        line = kernel_report.RESULTS.get((harness, "native"))
-        assert line is not None, harness
-        ran = line.split("native:", 1)[1].split(";", 1)[0].split()
-        for level in levels():
-            assert level in ran, (level, line)
+        return  # the C harnesses need no built module; this check does
+    levels = {"test_kernels.c": _core._isa_levels,
+              "test_decode_kernels.c": getattr(_core, "_decode_isa_levels", None)}[harness]
+    if levels is None:
+        return
+    ran = line.split("native:", 1)[1].split(";", 1)[0].split()
+    for level in levels():
+        assert level in ran, ("dispatch may pick a level the native harness did not run",
+                              level, line)
+
+
+# One test per build mode, both harnesses on one build: under xdist the
+# modes spread over the cores and no build is made twice.
+@pytest.mark.parametrize("mode", ["native", "emulated", "native-small", "emulated-small"])
+def test_c_kernels(mode, tmp_path):
+    cc, flags, objects = _kernel_build(mode, tmp_path)
+    for harness, passed in HARNESSES:
+        exe = str(tmp_path / harness.replace(".c", ""))
+        inc = '-DU8P_TABLES_INC="%s"' % (tmp_path / "tables.inc")
+        build = _run(cc + flags + [inc, os.path.join(CDIR, harness)] + objects + ["-o", exe])
+        assert build.returncode == 0, (harness, build.stderr)
+        if mode.startswith("emulated"):  # nothing native may hide in an emulated pass
+            base = _run(["sh", os.path.join(CDIR, "emu", "baseline_check.sh"), exe])
+            assert base.returncode == 0, base.stdout + base.stderr
+        run = _run([exe], timeout=900)
+        assert run.returncode == 0, run.stdout + run.stderr
+        assert passed in run.stdout, run.stdout
+        line = [ln for ln in run.stdout.splitlines() if "kernel tables:" in ln]
+        assert len(line) == 1, run.stdout
+        kernel_report.RESULTS[(harness, mode)] = line[0]
+        # the build ran what it says it ran
+        if mode.startswith("emulated"):
+            assert "native: none" in line[0] and "emulated: none" not in line[0], line[0]
+        else:
+            assert "emulated: none" in line[0] and "native: scalar" in line[0], line[0]
+        assert ("cut-offs lowered" in line[0]) == mode.endswith("-small"), line[0]
+        if mode == "native":
+            _dispatch_levels_ran(harness, line[0])
 
 
 def test_emulated_intrinsics_match_native(tmp_path):
@@ -168,7 +165,7 @@ def test_emulated_intrinsics_match_native(tmp_path):
 
 
 def test_small_builds_reach_every_cut_off():
-    """The native-small build (and make's *-small) lowers exactly the
+    """The *-small builds (and make's) lower exactly the
     short-input cut-offs the kernel sources define as knobs: one that was
     renamed would leave its SIMD path untested at short lengths without a
     word, a new one would be missed."""

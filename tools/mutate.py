@@ -210,7 +210,7 @@ MUTANTS = [
 # slow tests out) on every core; --slow runs the slow set after it for the
 # mutants the default set lets through.
 DEFAULT_RUN = ["-n", "auto"]
-SLOW_RUN = ["-n", "auto", "--dist", "loadfile", "-m", "slow"]
+SLOW_RUN = ["-n", "auto", "-m", "slow"]
 
 
 def copy_tree(dst):
