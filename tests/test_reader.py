@@ -140,6 +140,42 @@ def _check_payload(payload, errors):
     assert utf8pfx.BufferReader(blob, errors=errors).read_strings() == [want, "z"]
 
 
+def _check_payloads(payloads, errors):
+    """_check_payload for many payloads at once: those bytes.decode takes go
+    into one blob, one record each, read record by record and then by
+    read_strings (each record is followed by another, as "z" follows one
+    alone); the ones it refuses are checked one by one, since a reader
+    stops at the first error."""
+    good, wants = [], []
+    for payload in payloads:
+        try:
+            want = payload.decode("utf-8", errors)
+        except UnicodeDecodeError as ce:
+            # _check_payload's error half, without pytest.raises: there are
+            # tens of thousands of these
+            r = utf8pfx.BufferReader(pfx(payload) + b"\x01z", errors=errors)
+            try:
+                r.read_string()
+            except UnicodeDecodeError as e:
+                assert (e.start, e.end, e.reason) == (ce.start, ce.end, ce.reason), payload
+            else:
+                raise AssertionError("no UnicodeDecodeError for %r" % (payload,))
+            assert r.position == 0
+            continue
+        good.append(payload)
+        wants.append(want)
+    blob = b"".join(pfx(p) for p in good) + b"\x01z"
+    for got in (list(utf8pfx.BufferReader(blob, errors=errors)),
+                utf8pfx.BufferReader(blob, errors=errors).read_strings()):
+        assert got[-1] == "z" and len(got) == len(wants) + 1
+        for payload, g, want in zip(good, got, wants):
+            assert g == want, (payload, errors)
+            # the same PEP 393 storage as CPython's decoder picks (the narrowest)
+            assert sys.getsizeof(g) == sys.getsizeof(want), (payload, g)
+            if len(want) == 1 and ord(want) < 256:  # CPython's shared 1-char strs
+                assert g is want
+
+
 @pytest.mark.parametrize("errors", ["strict", "replace", "surrogateescape"])
 def test_reader_short_payloads_every_high_byte_position(errors):
     """The reader's inline ASCII check (overlapping loads, payloads <= 32
@@ -198,8 +234,7 @@ def test_reader_one_pass_short_payloads(errors):
     rest go the two-pass road) made of each fill, with each edge or invalid
     sequence at every position: value, storage kind and error exactly as
     bytes.decode.  ("strict" is the next test's, at every decode level.)"""
-    for payload in _one_pass_payloads(70):
-        _check_payload(payload, errors)
+    _check_payloads(_one_pass_payloads(70), errors)
 
 
 def test_reader_one_pass_short_payloads_every_level(level):
@@ -207,8 +242,7 @@ def test_reader_one_pass_short_payloads_every_level(level):
     decoder of the AVX-512 level's table (VBMI, where the CPU has it) and
     the inline one of the others must each take exactly what bytes.decode
     takes, and hand everything else to the two-pass road."""
-    for payload in _one_pass_payloads(66):
-        _check_payload(payload, "strict")
+    _check_payloads(_one_pass_payloads(66), "strict")
 
 
 # ----------------------------------- long ASCII payloads: check fused with copy
