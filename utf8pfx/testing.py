@@ -21,6 +21,7 @@ What is here:
   ``mutf8_encode``, ``mutf8_decode``) for every preset and both encodings;
 * the checks: :func:`check_against_reference`, :func:`check_roundtrip`.
 """
+import functools
 import warnings
 from typing import Any, Callable, List, Optional, Sequence
 
@@ -113,7 +114,14 @@ def text_of_kind(kind: str, surrogates: bool = False, min_size: int = 0,
     when `surrogates` is true (ucs2/ucs4 only: a surrogate makes a str ucs2)."""
     if kind not in KINDS:
         raise ValueError("kind must be one of %s" % (KINDS,))
+    return _text_of_kind(kind, surrogates, min_size, max_size)
 
+
+# The strategy builders are cached: Hypothesis reads a composite function's
+# source each time one is made, and tests draw these strategies inside
+# their examples, so building them afresh was most of a property's time.
+@functools.lru_cache(maxsize=None)
+def _text_of_kind(kind: str, surrogates: bool, min_size: int, max_size: int) -> Any:
     @st.composite
     def build(draw: Any) -> str:
         body = draw(st.text(_alphabet(kind, surrogates), min_size=0,
@@ -164,6 +172,7 @@ def boundary_lengths(prefix: str = "varint", encoding: str = "utf-8") -> List[in
     return sorted(out)
 
 
+@functools.lru_cache(maxsize=None)
 def _sized(kind: str, ncp: int, surrogates: bool) -> Any:
     """About ncp code points of `kind` (at least one forcing char), ASCII
     around it; lengths land on either side of a boundary by construction."""
@@ -233,6 +242,12 @@ def strings(prefix: str = "varint", encoding: str = "utf-8", surrogates: bool = 
     boundaries and one-pass limits (see :func:`boundary_lengths`)."""
     if prefix not in PREFIX_MAX:
         raise ValueError("unknown prefix %r" % (prefix,))
+    return _strings(prefix, encoding, surrogates, max_size, boundaries)
+
+
+@functools.lru_cache(maxsize=None)
+def _strings(prefix: str, encoding: str, surrogates: bool, max_size: int,
+             boundaries: bool) -> Any:
     kinds = st.sampled_from(KINDS)
     plain = st.one_of(
         *[text_of_kind(k, surrogates and k in ("ucs2", "ucs4"), max_size=max_size) for k in KINDS],
