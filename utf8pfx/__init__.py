@@ -28,12 +28,14 @@ except ModuleNotFoundError as _missing:  # pragma: no cover - depends on how it 
         "Install the package (pip install .) and run from another folder, "
         "or build in place with: python setup.py build_ext --inplace"
     ) from _missing
+from ._streamwriter import StreamWriter
 from ._version import __version__
 
 __all__ = [
     "ArrowUtf8Array",
     "BufferReader",
     "BufferWriter",
+    "StreamWriter",
     "decode",
     "decode_all",
     "decode_arrow",

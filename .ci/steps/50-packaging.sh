@@ -44,8 +44,8 @@ assert not missing, f"sdist lacks {missing}"
 assert not [n for n in names if n.endswith((".so", ".pyd", ".o"))], "binaries in the sdist"
 z = zipfile.ZipFile(wheel)
 wnames = z.namelist()
-for n in ("utf8pfx/__init__.py", "utf8pfx/__main__.py", "utf8pfx/_core.pyi",
-          "utf8pfx/py.typed", "utf8pfx/data/sample.txt"):
+for n in ("utf8pfx/__init__.py", "utf8pfx/__main__.py", "utf8pfx/_streamwriter.py",
+          "utf8pfx/_core.pyi", "utf8pfx/py.typed", "utf8pfx/data/sample.txt"):
     assert n in wnames, f"wheel lacks {n}"
 assert any(n.startswith("utf8pfx/_core") and n.endswith((".so", ".pyd")) for n in wnames)
 assert any(n.endswith("LICENSE") and ".dist-info/" in n for n in wnames), "wheel lacks LICENSE"
@@ -88,9 +88,9 @@ tail -n 1 "$work/collect.log"
 echo "-- 3. README's code examples, against the installed sdist"
 (cd "$work/run" && "$work/venv/bin/python" -m pytest -q -p no:cacheprovider tests/test_docs.py)
 "$work/venv/bin/utf8pfx" --version
-echo "   the command line's modules type-check (mypy --strict)"
+echo "   the command line's modules and StreamWriter type-check (mypy --strict)"
 (cd "$root" && "$work/venv/bin/python" -m mypy --strict --no-incremental \
-    utf8pfx/__main__.py utf8pfx/_stream.py utf8pfx/_bench.py)
+    utf8pfx/__main__.py utf8pfx/_stream.py utf8pfx/_bench.py utf8pfx/_streamwriter.py)
 
 echo "-- 4. clang build, warnings as errors"
 if ! command -v clang >/dev/null 2>&1; then

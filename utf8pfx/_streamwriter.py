@@ -1,0 +1,506 @@
+"""StreamWriter: prefixed records written to a sink with bounded memory.
+
+A StreamWriter owns a BufferWriter and hands its bytes to ``sink.write``
+whenever they reach ``flush_size``.  The records are encoded by the
+BufferWriter's C methods unchanged; this module only cuts long inputs into
+chunks and moves bytes to the sink:
+
+- ``write_strings`` takes a list or tuple in slices and any other iterable
+  in lists of ``itertools.islice``; each chunk is one ``write_strings`` call
+  of the BufferWriter (its list path, the fastest it has), and the bytes are
+  flushed between chunks.  A chunk is sized to fill half the room left
+  before ``flush_size`` at the bytes per record of the recent chunks, so
+  the buffer ends a flush cycle at about ``flush_size`` plus one record,
+  whatever the record lengths, and a cycle costs a few dozen chunk calls.
+- The sink gets a ``memoryview`` of the BufferWriter, released as soon as
+  ``sink.write`` returns: no copy, and a sink that keeps the view holds a
+  released view.  A sink that keeps a view derived from it (a slice, a
+  ``memoryview()`` of it) keeps the BufferWriter exported; the StreamWriter
+  then leaves that BufferWriter to the view (its bytes stay valid) and goes
+  on in a new one.
+- ``sink.write``'s result is read as ``io.BufferedWriter`` reads its raw
+  stream's: a count below the length means "write the rest again", None
+  means a non-blocking sink would block (``BlockingIOError``),
+  ``InterruptedError`` is retried.
+"""
+from __future__ import annotations
+
+import errno
+import threading
+from itertools import islice
+from operator import index as _index
+from typing import TYPE_CHECKING, Any, Iterable, Optional, Union
+
+from ._core import BufferWriter
+
+if TYPE_CHECKING:  # names of the stubs only (typing_extensions is no runtime dependency)
+    from typing_extensions import Buffer, Literal
+
+    from ._core import _ArrowStrings, _Encoding, _Prefix
+
+    _Nulls = Optional[Literal["error", "skip", "empty", "null"]]
+
+__all__ = ["StreamWriter"]
+
+_DEFAULT_FLUSH = 1 << 20
+_FIRST_CHUNK = 1024  # records in a chunk before any bytes per record are known
+_MAX_CHUNK = 8192    # records per chunk at most: the strs of a chunk stay alive meanwhile
+_ITEM_MSG = "write_strings() item "
+_MAX_PREALLOC = 64 << 20  # bytes allocated up front at most
+_get_ident = threading.get_ident
+# BufferWriter's methods, looked up once: by now _core's import has put the
+# build of write_string this CPU runs in the type
+_write_string = BufferWriter.write_string
+_write_bytes = BufferWriter.write_bytes
+_write_raw = BufferWriter.write_raw
+_write_vint = BufferWriter.write_vint
+
+
+def _note(exc: BaseException, accepted: Optional[int]) -> None:
+    """Records on `exc` how many of the call's records were accepted."""
+    try:
+        exc.records_accepted = accepted  # type: ignore[attr-defined]
+    except Exception:  # pragma: no cover - an exception type that refuses attributes
+        pass
+
+
+def _reentered() -> RuntimeError:
+    """The error of a call made from inside another call on the same thread
+    (the lock is not reentrant: the first call's state is half done)."""
+    exc = RuntimeError(
+        "StreamWriter is in the middle of a call on this thread (sink.write(), the "
+        "iterator or an error handler called back into it)")
+    _note(exc, 0)
+    return exc
+
+
+def _shift_index(exc: BaseException, base: int) -> None:
+    """Makes BufferWriter's "write_strings() item i" count from the call's
+    first item, not the chunk's."""
+    if not base or not isinstance(exc, TypeError) or len(exc.args) != 1:
+        return
+    msg = exc.args[0]
+    if isinstance(msg, str) and msg.startswith(_ITEM_MSG):
+        num, sep, rest = msg[len(_ITEM_MSG):].partition(" ")
+        if num.isdigit():
+            exc.args = (_ITEM_MSG + str(int(num) + base) + sep + rest,)
+
+
+class StreamWriter:
+    """Writes length-prefixed records to a sink (``sink.write``) with bounded memory.
+
+    ``StreamWriter(sink, /, *, flush_size=1 << 20, prefix="varint",
+    encoding="utf-8", errors="strict")`` has BufferWriter's write methods,
+    with the same results and errors, and hands its bytes to
+    ``sink.write`` whenever they reach ``flush_size``, at ``flush()`` and at
+    ``close()``.  Every exception a write method raises carries
+    ``records_accepted``: how many of the call's records are written or
+    buffered.  ``close()`` (also the end of a ``with`` block) flushes and
+    does not close the sink.  See docs/api.md for the exact rules.
+    """
+
+    __slots__ = ("_sink", "_w", "_preset", "_flush_size", "_lock", "_owner", "_closed", "_produced",
+                 "_bsum", "_rsum", "_flushed", "__weakref__")
+
+    def __init__(
+        self,
+        sink: Any,
+        /,
+        *,
+        flush_size: int = _DEFAULT_FLUSH,
+        prefix: _Prefix = "varint",
+        encoding: _Encoding = "utf-8",
+        errors: str = "strict",
+    ) -> None:
+        flush_size = _index(flush_size)
+        if flush_size < 1:
+            raise ValueError(f"StreamWriter() flush_size must be >= 1, got {flush_size}")
+        if not callable(getattr(sink, "write", None)):
+            raise TypeError(
+                f"StreamWriter() sink must have a write() method, not {type(sink).__name__}")
+        # the preset and the handler are checked (and looked up) here, as
+        # BufferWriter() does; the room for one flush cycle is allocated now
+        # (up to a limit), with slack for the record that passes flush_size,
+        # so that the buffer does not double past it
+        try:
+            self._w = BufferWriter(min(flush_size, _MAX_PREALLOC) + max(4096, flush_size >> 3),
+                                   errors=errors, prefix=prefix, encoding=encoding)
+        except (TypeError, ValueError, LookupError) as e:
+            if len(e.args) == 1 and isinstance(e.args[0], str):
+                e.args = (e.args[0].replace("BufferWriter()", "StreamWriter()"),)
+            raise
+        self._preset = (errors, prefix, encoding)
+        self._sink = sink
+        self._flush_size = flush_size
+        self._lock = threading.Lock()
+        self._owner: Optional[int] = None
+        self._closed = False
+        self._produced = 0
+        # bytes and records of the recent chunks, each sum decayed by a
+        # quarter per chunk: bytes per record, weighted by records, so that a
+        # chunk of one odd record does not swing the next chunk's size
+        self._bsum = 0.0
+        self._rsum = 0.0
+        self._flushed = 0   # flushes so far (a call compares it before and after)
+
+    # --- the lock ----------------------------------------------------------
+
+    def _enter(self) -> None:
+        me = _get_ident()
+        if self._owner == me:
+            raise _reentered()
+        self._lock.acquire()
+        self._owner = me
+
+    def _leave(self) -> None:
+        self._owner = None
+        self._lock.release()
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise ValueError("I/O operation on closed StreamWriter")
+
+    # --- moving bytes to the sink ---------------------------------------------
+
+    def _replace(self, rest: bytes) -> None:
+        """The buffer becomes `rest`: in the same BufferWriter, or in a new one
+        when a view the sink kept still exports the old one."""
+        w = self._w
+        try:
+            w.clear()
+        except BufferError:
+            errors, prefix, encoding = self._preset
+            w = BufferWriter(w.capacity, errors=errors, prefix=prefix, encoding=encoding)
+            self._w = w
+        if rest:
+            w.write_raw(rest)
+
+    def _flush_locked(self) -> None:
+        """Hands every buffered byte to the sink, as io.BufferedWriter flushes
+        into its raw stream.  On an exception the bytes the sink did not take
+        stay buffered, first in line."""
+        w = self._w
+        n = len(w)
+        if not n:
+            return
+        done = 0
+        write = self._sink.write
+        try:
+            while done < n:
+                # a view per call, released when it returns (the sink may
+                # have released it itself)
+                base = memoryview(w)
+                view = base[done:] if done else base
+                try:
+                    r = write(view)
+                except InterruptedError:
+                    continue  # as io does: the call is made again
+                finally:
+                    for v in (view, base):
+                        try:
+                            v.release()
+                        except BufferError:
+                            pass  # exported by the sink: _replace sees it
+                if r is None:
+                    raise BlockingIOError(
+                        errno.EAGAIN,
+                        "sink.write() could not complete without blocking (it returned None)",
+                        done)
+                r = _index(r)
+                if r < 0 or r > n - done:
+                    raise OSError(
+                        f"sink.write() returned invalid length {r} "
+                        f"(should have been between 0 and {n - done})")
+                done += r
+        finally:
+            # the bytes not taken move to the front of the buffer (a copy,
+            # on this rare path only); _replace also leaves a BufferWriter
+            # that a view kept by the sink still exports
+            self._replace(w.getvalue()[done:] if done < n else b"")
+        self._flushed += 1
+
+    def _after_write(self, accepted: Optional[int]) -> None:
+        if len(self._w) >= self._flush_size:
+            try:
+                self._flush_locked()
+            except BaseException as e:
+                _note(e, accepted)
+                raise
+
+    # --- one-record methods ----------------------------------------------------
+
+    def _one(self, method: Any, arg: Any) -> int:
+        # the per-call path of the one-record methods, kept lean: the lock's
+        # own context manager, no helper calls unless a flush is due
+        me = _get_ident()
+        if self._owner == me:
+            raise _reentered()
+        with self._lock:
+            self._owner = me
+            try:
+                try:
+                    if self._closed:
+                        self._check_open()
+                    n: int = method(self._w, arg)
+                except BaseException as e:
+                    _note(e, 0)
+                    raise
+                self._produced += n
+                if len(self._w) >= self._flush_size:
+                    self._after_write(1)
+                return n
+            finally:
+                self._owner = None
+
+    def write_string(self, s: Optional[str], /) -> int:
+        """Append one record, as BufferWriter.write_string; return its bytes."""
+        return self._one(_write_string, s)
+
+    def write_bytes(self, b: Buffer, /) -> int:
+        """Append a bytes-like object behind its prefix; return the bytes appended."""
+        return self._one(_write_bytes, b)
+
+    def write_raw(self, b: Buffer, /) -> int:
+        """Append a bytes-like object as is; return its length."""
+        return self._one(_write_raw, b)
+
+    def write_vint(self, n: int, /) -> int:
+        """Append n (0 <= n < 2**64) as an unsigned LEB128 VInt; return its bytes."""
+        return self._one(_write_vint, n)
+
+    def write_arrow(self, array: _ArrowStrings, /, *, nulls: _Nulls = None) -> int:
+        """Append one record per value of an Arrow string array or stream, as
+        BufferWriter.write_arrow (all of it into the buffer, then a flush)."""
+        self._enter()
+        try:
+            return self._arrow_locked(array, nulls)
+        finally:
+            self._leave()
+
+    def _arrow_locked(self, array: Any, nulls: _Nulls) -> int:
+        try:
+            self._check_open()
+            n: int = self._w.write_arrow(array, nulls=nulls)
+        except BaseException as e:
+            _note(e, 0)
+            raise
+        self._produced += n
+        try:
+            rows: Optional[int] = len(array)
+        except Exception:
+            rows = None
+        self._after_write(rows)
+        return n
+
+    # --- write_strings ----------------------------------------------------------
+
+    def write_strings(self, iterable: Union[Iterable[Optional[str]], _ArrowStrings], /) -> int:
+        """Append one record per item, as BufferWriter.write_strings; return the bytes.
+
+        Long inputs are flushed as they go (memory stays about flush_size
+        plus one record).  Without a flush during the call, it is all or
+        nothing; see docs/api.md for what a failure after a flush keeps.
+        """
+        self._enter()
+        try:
+            try:
+                self._check_open()
+            except BaseException as e:
+                _note(e, 0)
+                raise
+            t = type(iterable)
+            if t is not list and t is not tuple and (
+                    hasattr(t, "__arrow_c_array__") or hasattr(t, "__arrow_c_stream__")):
+                # what BufferWriter.write_strings does with an Arrow exporter
+                return self._arrow_locked(iterable, None)
+            return self._strings_locked(iterable)
+        finally:
+            self._leave()
+
+    def _chunk_size(self) -> int:
+        room = self._flush_size - len(self._w)
+        if self._rsum <= 0:
+            k = min(_FIRST_CHUNK, room // 32)
+        else:
+            k = int(room * self._rsum / (2 * self._bsum))
+        return 1 if k < 1 else (k if k < _MAX_CHUNK else _MAX_CHUNK)
+
+    def _strings_locked(self, iterable: Any) -> int:
+        w = self._w
+        start_len = len(w)
+        start_flushed = self._flushed
+        accepted = 0  # records of this call in the buffer or written
+        total = 0     # bytes of this call
+        seq = type(iterable) is list or type(iterable) is tuple
+        try:
+            it = None if seq else iter(iterable)  # TypeError as BufferWriter's
+        except BaseException as e:
+            _note(e, 0)
+            raise
+        pos = 0
+        while True:
+            k = self._chunk_size()
+            pulled: Optional[BaseException] = None
+            if seq:
+                chunk = iterable[pos:pos + k]
+                pos += len(chunk)
+            else:
+                chunk = []
+                try:
+                    chunk.extend(islice(it, k))  # type: ignore[arg-type]
+                except BaseException as e:  # the iterator failed: write what it gave first
+                    pulled = e
+            if not chunk and pulled is None:
+                break
+            w = self._w
+            try:
+                n = w.write_strings(chunk)
+            except BaseException as e:
+                _shift_index(e, accepted)
+                self._fail(e, chunk, accepted, total, start_len, start_flushed)
+                raise
+            if pulled is not None:
+                accepted_now = accepted + len(chunk)
+                total += n
+                self._produced += n
+                self._keep_or_roll_back(accepted_now, total, start_len, start_flushed, pulled)
+                raise pulled
+            accepted += len(chunk)
+            total += n
+            self._produced += n
+            self._bsum = self._bsum * 0.75 + n
+            self._rsum = self._rsum * 0.75 + len(chunk)
+            self._after_write(accepted)
+            if len(chunk) < k:
+                break  # a short chunk: the input has no more
+        return total
+
+    def _keep_or_roll_back(self, accepted: int, total: int, start_len: int,
+                           start_flushed: int, exc: BaseException) -> None:
+        """For an error that is not the sink's, after `accepted` records of
+        the call (`total` bytes) went into the buffer: without a flush during
+        the call, they are taken back (all or nothing); after one, they stay."""
+        if self._flushed == start_flushed:
+            w = self._w
+            if len(w) != start_len:
+                self._replace(w.getvalue()[:start_len])
+            self._produced -= total
+            _note(exc, 0)
+        else:
+            _note(exc, accepted)
+
+    def _fail(self, exc: BaseException, chunk: Any, accepted: int, total: int,
+              start_len: int, start_flushed: int) -> None:
+        """A chunk failed in BufferWriter.write_strings (which took it back
+        whole).  Without a flush during the call, the call's earlier chunks
+        are taken back too.  After one, the chunk's records before the
+        failing item are written again (they were accepted once; the failing
+        one is found by writing them one by one), so that every record
+        before it is kept."""
+        if self._flushed == start_flushed:
+            self._keep_or_roll_back(0, total, start_len, start_flushed, exc)
+            return
+        w = self._w
+        good = 0
+        for s in chunk:
+            try:
+                m = w.write_string(s)
+            except BaseException:
+                break
+            good += 1
+            self._produced += m
+        _note(exc, accepted + good)
+
+    # --- flushing and closing ------------------------------------------------------
+
+    def flush(self) -> None:
+        """Hand every buffered byte to sink.write (the sink's own flush is not called)."""
+        self._enter()
+        try:
+            self._check_open()
+            self._flush_locked()
+        finally:
+            self._leave()
+
+    def close(self) -> None:
+        """Flush and mark the writer closed; the sink stays open.
+
+        If the flush raises, the writer stays open with the bytes the sink did
+        not take, so that close() can be called again.  A second close() does
+        nothing.
+        """
+        self._enter()
+        try:
+            if self._closed:
+                return
+            self._flush_locked()
+            self._closed = True
+            # the buffer is freed now, as a closed io object frees its own
+            errors, prefix, encoding = self._preset
+            self._w = BufferWriter(0, errors=errors, prefix=prefix, encoding=encoding)
+        finally:
+            self._leave()
+
+    def __enter__(self) -> "StreamWriter":
+        """Return the writer itself (ValueError if it is closed)."""
+        self._enter()
+        try:
+            self._check_open()
+        finally:
+            self._leave()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        """Close the writer (flushing it); the sink stays open."""
+        self.close()
+
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        raise TypeError(f"cannot pickle {type(self).__name__!r} object")
+
+    def __repr__(self) -> str:
+        state = "closed" if self._closed else f"buffered={len(self._w)}"
+        return (f"<{type(self).__name__} {state} position={self._produced} "
+                f"flush_size={self._flush_size} prefix={self._w.prefix!r} "
+                f"encoding={self._w.encoding!r} errors={self._w.errors!r}>")
+
+    # --- attributes ------------------------------------------------------------------
+
+    @property
+    def closed(self) -> bool:
+        """True after close() (or the end of a with block)."""
+        return self._closed
+
+    @property
+    def sink(self) -> Any:
+        """The object whose write() receives the bytes."""
+        return self._sink
+
+    @property
+    def flush_size(self) -> int:
+        """Buffered bytes that trigger a flush."""
+        return self._flush_size
+
+    @property
+    def buffered(self) -> int:
+        """Bytes held that sink.write() has not taken yet."""
+        return len(self._w)
+
+    @property
+    def position(self) -> int:
+        """Bytes produced so far: taken by the sink plus buffered."""
+        return self._produced
+
+    @property
+    def prefix(self) -> str:
+        """The wire-format preset of every prefixed record."""
+        return self._w.prefix
+
+    @property
+    def encoding(self) -> str:
+        """The encoding of every string: "utf-8" or "mutf-8"."""
+        return self._w.encoding
+
+    @property
+    def errors(self) -> str:
+        """The error handler for lone surrogates."""
+        return self._w.errors
