@@ -7,6 +7,8 @@
  *   writer/   BufferWriter          reader/  BufferReader, decode(), decode_all()
  *   arrow/    Arrow in and Arrow out, through the writer's and reader's
  *             public headers
+ *   stream/   StreamReader: records from a file object or fed bytes,
+ *             through the reader's record functions
  *   functions.c  encode(), utf8_length(), vint_size()
  *   module.c     this file: the only unit that knows every component
  *
@@ -21,6 +23,7 @@
 #include "writer/writer.h"
 #include "reader/reader.h"
 #include "arrow/arrow.h"
+#include "stream/stream.h"
 
 static int
 module_exec(PyObject *module)
@@ -39,7 +42,7 @@ module_exec(PyObject *module)
         u8p_arrow_reader_methods(st->reader_methods) < 0)
         return -1;
     if (u8p_writer_exec(module, st) < 0 || u8p_reader_exec(module, st) < 0 ||
-        u8p_arrow_exec(module, st) < 0)
+        u8p_arrow_exec(module, st) < 0 || u8p_stream_exec(module, st) < 0)
         return -1;
     return 0;
 }

@@ -814,3 +814,28 @@ def _read_at(blob, head):
     # read_strings takes the same path: the record again, in a batch
     assert BufferReader(blob[head:head + 1 + blob[head]] * 3).read_strings()[1:] == [got] * 2
     return got
+
+
+def test_batches_all_or_nothing():
+    w = BufferWriter(prefix="varint+1")
+    w.write_strings(["a", None, "bc", "d", "e"])
+    blob = w.getvalue()
+    r = BufferReader(blob, prefix="varint+1")
+    assert list(r.batches(2)) == [["a", None], ["bc", "d"], ["e"]]
+    assert r.position == len(blob)
+    r.position = 0
+    assert list(r.batches(4, raw=True)) == [[b"a", None, b"bc", b"d"], [b"e"]]
+    r = BufferReader(b"\x01a\x01b\x01c\x05xy")
+    it = r.batches(2)
+    assert next(it) == ["a", "b"]
+    with pytest.raises(ValueError, match="runs past the end of the data"):
+        next(it)
+    assert r.position == 4  # the failed batch moved nothing
+    r = BufferReader(b"\x01a\x02\xff\xfe\x05x")  # the first error in data order
+    with pytest.raises(UnicodeDecodeError):
+        next(r.batches(3))
+    with pytest.raises(ValueError, match="n must be >= 1"):
+        r.batches(0)
+    r.close()
+    with pytest.raises(ValueError, match="closed"):
+        r.batches()

@@ -3,10 +3,11 @@
     python tools/check_layout.py [CSRC]
 
 The glue is made of units, one per folder (csrc/core, csrc/writer,
-csrc/reader, csrc/arrow) plus functions.c/.h and module.c at the top;
+csrc/reader, csrc/arrow, csrc/stream) plus functions.c/.h and module.c at the top;
 a unit's .c and .h files count as one.  Ranks, low to high:
 
-    kernels (0) <- core (1) <- writer, reader, functions (2) <- arrow (3) <- module (4)
+    kernels (0) <- core (1) <- writer, reader, functions (2) <- arrow (3) <- stream (4)
+    <- module (5)
 
 Rules:
   1. A unit uses a name (a u8p_/U8P_ identifier, or a type like
@@ -25,13 +26,14 @@ import re
 import sys
 
 RANK = {"kernels": 0, "core": 1, "writer": 2, "reader": 2, "functions": 2, "arrow": 3,
-        "module": 4}
+        "stream": 4, "module": 5}
 # the headers of each unit that other units may include
 PUBLIC = {
     "core": {"core/core.h", "core/encode.h", "core/objlock.h"},
     "writer": {"writer/writer.h"},
     "reader": {"reader/reader.h"},
     "arrow": {"arrow/arrow.h"},
+    "stream": {"stream/stream.h"},
     "functions": {"functions.h"},
     "module": set(),
 }

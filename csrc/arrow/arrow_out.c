@@ -493,12 +493,12 @@ record_error(const rd_ctx *c, int64_t row, Py_ssize_t off, Py_ssize_t n, u8p_dec
     Py_ssize_t vals[3];
     char note[200];
     vals[0] = (Py_ssize_t)row;
-    vals[1] = off;
-    vals[2] = off + (Py_ssize_t)r->err_start;
+    vals[1] = c->base + off;
+    vals[2] = c->base + off + (Py_ssize_t)r->err_start;
     PyOS_snprintf(note, sizeof note,
                   "utf8pfx: invalid UTF-8 at offset %zd of the data (string %lld, whose "
                   "payload starts at offset %zd)",
-                  vals[2], (long long)row, off);
+                  vals[2], (long long)row, vals[1]);
     raise_decode_error(c->data + off, n, r, st, note, 3, names, vals);
 }
 
@@ -564,7 +564,7 @@ build_with_handler(const u8p_state *st, const rd_ctx *c, Py_ssize_t start, int64
                 PyErr_Format(PyExc_ValueError,
                              "string %lld (payload at offset %zd) decodes under errors=%R to "
                              "lone surrogates, which an Arrow utf8 array cannot hold",
-                             (long long)i, off, c->errors);
+                             (long long)i, c->base + off, c->errors);
                 goto fail;
             }
             if (grow_values(&vals, &cap, used + un + 1) < 0) {
@@ -871,6 +871,12 @@ fail:
     return NULL;
 }
 
+PyObject *
+u8p_arrow_read(const u8p_state *st, const rd_ctx *c, Py_ssize_t *pos, Py_ssize_t limit)
+{
+    return read_arrow(st, c, pos, limit);
+}
+
 static PyObject *
 Reader_read_strings_arrow(ReaderObject *self, PyObject *const *args, Py_ssize_t nargs,
                           PyObject *kwnames)
@@ -892,6 +898,7 @@ Reader_read_strings_arrow(ReaderObject *self, PyObject *const *args, Py_ssize_t 
     c.strict_vint = self->strict_vint;
     c.prefix = self->prefix;
     c.enc = self->enc;
+    c.base = 0;
     pos = self->pos;
     self->busy++;
     res = read_arrow(st, &c, &pos, limit);
@@ -923,6 +930,7 @@ mod_decode_arrow(PyObject *module, PyObject *const *args, Py_ssize_t nargs, PyOb
     c.len = view.len;
     c.errors = errors;
     c.strict_vint = 0;
+    c.base = 0;
     if (c.errors == NULL || c.errors == Py_None) /* strict: the name is only used in messages */
         c.errors = st->str_strict;
     res = read_arrow(st, &c, &pos, -1);

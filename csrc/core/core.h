@@ -3,7 +3,7 @@
  * the error-handler enum, argument parsing, the kernel tables in use).
  *
  * The glue is layered; each unit uses names only from the units below it:
- *     kernels  <-  core  <-  writer, reader  <-  arrow  <-  module
+ *     kernels  <-  core  <-  writer, reader  <-  arrow  <-  stream  <-  module
  * (functions.c and module.c sit at the top).  Glue includes only the
  * kernels' public headers (the .h files at the top of csrc/kernels, never a subfolder);
  * tests/test_layout.py fails if a cycle or a private include comes back.
@@ -61,7 +61,10 @@ typedef int (*u8p_arrow_in_hook)(PyObject *writer, PyObject *obj, PyObject **res
 typedef struct {
     PyTypeObject *writer_type;
     PyTypeObject *reader_type;
+    PyTypeObject *reader_batches_type;
     PyTypeObject *arrow_array_type;
+    PyTypeObject *stream_reader_type;
+    PyTypeObject *stream_batches_type;
     PyObject *ints[U8P_INTS];
     /* interned names: Arrow exporters are recognised by their type's
      * __arrow_c_array__ / __arrow_c_stream__; "strict" names the default

@@ -31,7 +31,10 @@ u8p_state_traverse(PyObject *module, visitproc visit, void *arg)
     u8p_state *st = u8p_get_state(module);
     Py_VISIT(st->writer_type);
     Py_VISIT(st->reader_type);
+    Py_VISIT(st->reader_batches_type);
     Py_VISIT(st->arrow_array_type);
+    Py_VISIT(st->stream_reader_type);
+    Py_VISIT(st->stream_batches_type);
     return 0;
 }
 
@@ -41,7 +44,10 @@ u8p_state_clear(PyObject *module)
     u8p_state *st = u8p_get_state(module);
     Py_CLEAR(st->writer_type);
     Py_CLEAR(st->reader_type);
+    Py_CLEAR(st->reader_batches_type);
     Py_CLEAR(st->arrow_array_type);
+    Py_CLEAR(st->stream_reader_type);
+    Py_CLEAR(st->stream_batches_type);
     return 0;
 }
 

@@ -15,8 +15,9 @@
  *   allocated ncp; if it rejects the bytes the str is dropped and the scan
  *   above runs for the exact error.
  * Each failure raises ValueError naming what was expected and the absolute
- * offset, or UnicodeDecodeError.  The position only moves once a whole call
- * has succeeded; read_strings() is all or nothing.
+ * offset (rd_ctx.base, 0 here, is added where a StreamReader reads a window
+ * of its stream), or UnicodeDecodeError.  The position only moves once a
+ * whole call has succeeded; read_strings() is all or nothing.
  *
  * UnicodeDecodeError: start, end, reason, encoding and object (the payload
  * bytes) are exactly those of payload.decode("utf-8", errors).  The absolute
@@ -141,23 +142,23 @@ vint_error(const rd_ctx *c, Py_ssize_t at, int k, const char *what)
         if (avail == 0)
             PyErr_Format(PyExc_ValueError,
                          "expected a varint%s at offset %zd, found the end of the data",
-                         what[0] == 'v' ? "" : " length prefix", at);
+                         what[0] == 'v' ? "" : " length prefix", at + c->base);
         else
             PyErr_Format(PyExc_ValueError,
                          "truncated varint at offset %zd: expected a byte without the "
                          "continuation bit, found the end of the data after %zd byte(s)",
-                         at, avail);
+                         at + c->base, avail);
     }
     else if (c->data[at + 9] & 0x80) {
         PyErr_Format(PyExc_ValueError,
                      "varint at offset %zd is longer than 10 bytes (expected at most 10)",
-                     at);
+                     at + c->base);
     }
     else {
         PyErr_Format(PyExc_ValueError,
                      "varint at offset %zd exceeds 2**64 - 1 (its 10th byte is 0x%02x, "
                      "expected 0x00 or 0x01)",
-                     at, c->data[at + 9]);
+                     at + c->base, c->data[at + 9]);
     }
     return -1;
 }
@@ -185,7 +186,7 @@ rd_vint(const rd_ctx *c, Py_ssize_t *pos, uint64_t *value, const char *what)
         PyErr_Format(PyExc_ValueError,
                      "non-minimal varint at offset %zd: %d bytes for the value %llu, "
                      "expected %d (strict_vint=True)",
-                     at, k, (unsigned long long)*value, (int)u8p_vint_size(*value));
+                     at + c->base, k, (unsigned long long)*value, (int)u8p_vint_size(*value));
         return -1;
     }
     *pos = at + k;
@@ -205,19 +206,19 @@ prefix_error(const rd_ctx *c, Py_ssize_t at, u8p_prefix_status st, const u8p_pre
         PyErr_Format(PyExc_ValueError,
                      "negative %s length %lld (prefix=%R, prefix at offset %zd): expected a "
                      "length >= 0",
-                     what, (long long)rd->neg_value, name, at);
+                     what, (long long)rd->neg_value, name, at + c->base);
     }
     else if (fixed && st == U8P_PFX_TRUNCATED) {
         if (c->len - at == 0)
             PyErr_Format(PyExc_ValueError,
                          "expected a %zu-byte %s length prefix (prefix=%R) at offset %zd, "
                          "found the end of the data",
-                         fixed, what, name, at);
+                         fixed, what, name, at + c->base);
         else
             PyErr_Format(PyExc_ValueError,
                          "truncated %s length prefix at offset %zd: expected %zu bytes "
                          "(prefix=%R), found the end of the data after %zd byte(s)",
-                         what, at, fixed, name, c->len - at);
+                         what, at + c->base, fixed, name, c->len - at);
     }
     else {
         vint_error(c, at, st == U8P_PFX_TRUNCATED ? 0 : -1, what);
@@ -259,7 +260,7 @@ rd_record(const rd_ctx *c, Py_ssize_t *pos, Py_ssize_t *payload, Py_ssize_t *ple
             PyErr_Format(PyExc_ValueError,
                          "non-minimal varint at offset %zd: %d bytes, expected %d "
                          "(strict_vint=True)",
-                         at, rd.size,
+                         at + c->base, rd.size,
                          st == U8P_PFX_NULL ? 1 : (int)u8p_prefix_size(c->prefix, rd.value));
             return -1;
         }
@@ -276,13 +277,19 @@ rd_record(const rd_ctx *c, Py_ssize_t *pos, Py_ssize_t *payload, Py_ssize_t *ple
         PyErr_Format(PyExc_ValueError,
                      "%s length %llu (prefix at offset %zd) runs past the end of the data: "
                      "expected at most %zd byte(s) after the prefix, at offset %zd",
-                     what, (unsigned long long)n, at, c->len - p, p);
+                     what, (unsigned long long)n, at + c->base, c->len - p, p + c->base);
         return -1;
     }
     *payload = p;
     *plen = (Py_ssize_t)n;
     *pos = p + (Py_ssize_t)n;
     return 1;
+}
+
+int
+u8p_rd_vint(const rd_ctx *c, Py_ssize_t *pos, uint64_t *value, const char *what)
+{
+    return rd_vint(c, pos, value, what);
 }
 
 int
@@ -414,7 +421,7 @@ decode_payload_mutf8(const rd_ctx *c, Py_ssize_t off, Py_ssize_t n)
         if (exc == NULL)
             goto done;
         if (c->eh == U8P_ERR_STRICT) {
-            annotate_exc(exc, off);
+            annotate_exc(exc, off + c->base);
             PyErr_SetObject((PyObject *)Py_TYPE(exc), exc);
             Py_DECREF(exc);
             goto done;
@@ -429,7 +436,7 @@ decode_payload_mutf8(const rd_ctx *c, Py_ssize_t off, Py_ssize_t n)
         r = PyObject_CallOneArg(handler, exc);
         Py_DECREF(exc);
         if (r == NULL) {
-            annotate_decode_error(off);
+            annotate_decode_error(off + c->base);
             goto done;
         }
         if ((rep = u8p_handler_result(r, 0, n, &newpos)) == NULL) {
@@ -575,7 +582,7 @@ decode_payload(const rd_ctx *c, Py_ssize_t off, Py_ssize_t n)
     if (st == U8P_DEC_OK)
         return str_from_scanned(p, n, &r);
     if (c->eh == U8P_ERR_STRICT) {
-        raise_strict(p, n, &r, st, off);
+        raise_strict(p, n, &r, st, off + c->base);
         return NULL;
     }
     ename = PyUnicode_AsUTF8(c->errors);
@@ -583,7 +590,7 @@ decode_payload(const rd_ctx *c, Py_ssize_t off, Py_ssize_t n)
         return NULL;
     s = PyUnicode_DecodeUTF8((const char *)p, n, ename);
     if (s == NULL)
-        annotate_decode_error(off);
+        annotate_decode_error(off + c->base);
     return s;
 }
 
@@ -733,6 +740,7 @@ reader_ctx(ReaderObject *self, rd_ctx *c)
     c->strict_vint = self->strict_vint;
     c->prefix = self->prefix;
     c->enc = self->enc;
+    c->base = 0;
 }
 
 static PyObject *
@@ -979,6 +987,182 @@ Reader_read_strings(ReaderObject *self, PyObject *const *args, Py_ssize_t nargs,
     return list;
 }
 
+int
+u8p_parse_batches(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
+                  const char *fname, int with_raw, Py_ssize_t *n, int *raw)
+{
+    PyObject *vals[2] = {NULL, NULL};
+    Py_ssize_t i;
+    *n = 65536;
+    *raw = 0;
+    if (nargs > 1) {
+        PyErr_Format(PyExc_TypeError, "%s() takes at most 1 positional argument (%zd given)",
+                     fname, nargs);
+        return -1;
+    }
+    if (nargs == 1)
+        vals[0] = args[0];
+    for (i = 0; kwnames != NULL && i < PyTuple_GET_SIZE(kwnames); i++) {
+        PyObject *key = PyTuple_GET_ITEM(kwnames, i);
+        int j = PyUnicode_CompareWithASCIIString(key, "n") == 0                 ? 0
+                : with_raw && PyUnicode_CompareWithASCIIString(key, "raw") == 0 ? 1
+                                                                                : -1;
+        if (j < 0 || vals[j] != NULL) {
+            PyErr_Format(PyExc_TypeError, "%s() got an unexpected or repeated keyword %R",
+                         fname, key);
+            return -1;
+        }
+        vals[j] = args[nargs + i];
+    }
+    if (vals[0] != NULL) {
+        *n = PyNumber_AsSsize_t(vals[0], PyExc_OverflowError);
+        if (*n == -1 && PyErr_Occurred())
+            return -1;
+        if (*n < 1) {
+            PyErr_Format(PyExc_ValueError, "%s() n must be >= 1, got %zd", fname, *n);
+            return -1;
+        }
+    }
+    if (vals[1] != NULL && (*raw = PyObject_IsTrue(vals[1])) < 0)
+        return -1;
+    return 0;
+}
+
+/* BufferReader.batches(): an iterator over lists of up to n records. */
+typedef struct {
+    PyObject_HEAD
+    ReaderObject *reader;
+    Py_ssize_t n;
+    int raw;
+} RBatchesObject;
+
+static PyObject *
+Reader_batches(ReaderObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    Py_ssize_t n;
+    int raw;
+    RBatchesObject *it;
+    u8p_state *st;
+    if (u8p_parse_batches(args, nargs, kwnames, "batches", 1, &n, &raw) < 0)
+        return NULL;
+    READER_OPEN_OR_FAIL(self);
+    st = u8p_state_of_type(Py_TYPE(self));
+    if (st == NULL)
+        return NULL;
+    it = PyObject_GC_New(RBatchesObject, st->reader_batches_type);
+    if (it == NULL)
+        return NULL;
+    it->reader = (ReaderObject *)Py_NewRef((PyObject *)self);
+    it->n = n;
+    it->raw = raw;
+    PyObject_GC_Track((PyObject *)it);
+    return (PyObject *)it;
+}
+
+/* rd_record out of line, for the walk of a batch (a call per record is
+ * nothing next to their decoding), where gcc inlining it would also see
+ * the fields of a prefix it never reads as maybe uninitialized */
+U8P_NOINLINE int
+rd_record_call(const rd_ctx *c, Py_ssize_t *pos, Py_ssize_t *payload, Py_ssize_t *plen,
+               const char *what)
+{
+    return rd_record(c, pos, payload, plen, what);
+}
+
+/* The next batch: the records are walked first (up to n, fewer only at the
+ * end of the data), then read as read_strings(k) reads them, so errors come
+ * in data order and the position moves only on success. */
+static PyObject *
+RBatches_next(RBatchesObject *it)
+{
+    ReaderObject *self = it->reader;
+    Py_ssize_t p, k = 0, off, n, pos;
+    PyObject *list;
+    rd_ctx c;
+    if (self == NULL)
+        return NULL;
+    READER_OPEN_OR_FAIL(self);
+    reader_ctx(self, &c);
+    pos = p = self->pos;
+    while (k < it->n && p < c.len) {
+        if (rd_record_call(&c, &p, &off, &n, "string") < 0) {
+            /* read_strings(k + 1) raises this error, or an earlier one */
+            PyErr_Clear();
+            k++;
+            break;
+        }
+        k++;
+    }
+    if (k == 0)
+        return NULL; /* the end of the data */
+    if (it->raw) {
+        Py_ssize_t i;
+        list = PyList_New(k);
+        for (i = 0; list != NULL && i < k; i++) {
+            PyObject *b;
+            int r = rd_record_call(&c, &pos, &off, &n, "bytes");
+            b = r < 0 ? NULL
+                : r ? PyBytes_FromStringAndSize((const char *)c.data + off, n)
+                    : Py_NewRef(Py_None);
+            if (b == NULL)
+                Py_CLEAR(list);
+            else
+                PyList_SET_ITEM(list, i, b);
+        }
+    }
+    else {
+        self->busy++;
+        list = rd_strings(&c, &pos, k);
+        self->busy--;
+    }
+    if (list != NULL)
+        self->pos = pos;
+    return list;
+}
+
+static int
+RBatches_traverse(RBatchesObject *it, visitproc visit, void *arg)
+{
+    Py_VISIT(Py_TYPE(it));
+    Py_VISIT(it->reader);
+    return 0;
+}
+
+static int
+RBatches_clear(RBatchesObject *it)
+{
+    Py_CLEAR(it->reader);
+    return 0;
+}
+
+static void
+RBatches_dealloc(RBatchesObject *it)
+{
+    PyTypeObject *tp = Py_TYPE(it);
+    PyObject_GC_UnTrack(it);
+    Py_CLEAR(it->reader);
+    PyObject_GC_Del(it);
+    Py_DECREF(tp);
+}
+
+static PyType_Slot RBatches_slots[] = {
+    {Py_tp_dealloc, RBatches_dealloc},
+    {Py_tp_traverse, RBatches_traverse},
+    {Py_tp_clear, RBatches_clear},
+    {Py_tp_iter, PyObject_SelfIter},
+    {Py_tp_iternext, RBatches_next},
+    {Py_tp_doc, "The iterator BufferReader.batches() returns."},
+    {0, NULL},
+};
+
+static PyType_Spec RBatches_spec = {
+    "utf8pfx._ReaderBatches",
+    sizeof(RBatchesObject),
+    0,
+    Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+    RBatches_slots,
+};
+
 static PyObject *
 Reader_read_vint(ReaderObject *self, PyObject *Py_UNUSED(ignored))
 {
@@ -1183,6 +1367,9 @@ static const PyMethodDef Reader_methods[] = {
     {"skip_string", (PyCFunction)Reader_skip_string, METH_NOARGS,
      "skip_string($self, /)\n--\n\nMove past one prefixed string; its prefix and length are "
      "checked, its UTF-8 is not."},
+    {"batches", (PyCFunction)(void (*)(void))Reader_batches, METH_FASTCALL | METH_KEYWORDS,
+     "batches($self, /, n=65536, *, raw=False)\n--\n\nIterate over lists of n records (str, "
+     "or bytes with raw=True); only the last may be shorter."},
     {"close", (PyCFunction)Reader_close, METH_NOARGS,
      "close($self, /)\n--\n\nRelease the buffer; further reads raise ValueError."},
     {"__enter__", (PyCFunction)Reader_enter, METH_NOARGS,
@@ -1258,6 +1445,7 @@ mod_decode_common(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames, in
     c.len = view.len;
     c.errors = errors;
     c.strict_vint = 0;
+    c.base = 0;
     if (all) {
         res = rd_strings(&c, &pos, -1);
     }
@@ -1310,7 +1498,8 @@ u8p_reader_methods(PyMethodDef *dst)
 int
 u8p_reader_exec(PyObject *module, u8p_state *st)
 {
-    if (u8p_add_type(module, &Reader_spec, st->reader_methods, &st->reader_type) < 0)
+    if (u8p_add_type(module, &Reader_spec, st->reader_methods, &st->reader_type) < 0 ||
+        u8p_add_type(module, &RBatches_spec, NULL, &st->reader_batches_type) < 0)
         return -1;
     return PyModule_AddFunctions(module, reader_functions);
 }

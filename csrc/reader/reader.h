@@ -34,6 +34,10 @@ typedef struct {
     int strict_vint;
     u8p_prefix prefix;
     u8p_encoding enc;
+    /* absolute offset of data[0] in the whole input: 0 for a BufferReader,
+     * where a StreamReader's window starts in its stream.  Only error
+     * messages and attributes add it; the parse itself never reads it. */
+    Py_ssize_t base;
 } rd_ctx;
 
 /*
@@ -49,12 +53,20 @@ typedef struct {
 int u8p_rd_record(const rd_ctx *c, Py_ssize_t *pos, Py_ssize_t *payload, Py_ssize_t *plen,
                   const char *what);
 PyObject *u8p_rd_decode(const rd_ctx *c, Py_ssize_t off, Py_ssize_t n);
+/* A bare varint (read_vint) at *pos: 0 and *pos moved, or -1 with the
+ * reader's ValueError (`what` is "varint" there). */
+int u8p_rd_vint(const rd_ctx *c, Py_ssize_t *pos, uint64_t *value, const char *what);
 
 /* ---- for the components above that read records (Arrow out) ---- */
 
 /* Parses the (n=-1) argument of read_strings-like methods into *limit. */
 int u8p_parse_read_n(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
                      const char *fname, Py_ssize_t *limit);
+
+/* Parses the (n=65536, *, raw=False) of batches-like methods (with_raw 0:
+ * n only); n must be >= 1. */
+int u8p_parse_batches(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
+                      const char *fname, int with_raw, Py_ssize_t *n, int *raw);
 
 /* ValueError if the reader is closed; first waits for a read_string that
  * runs without the GIL on this reader (objlock.h) to finish. */

@@ -1,0 +1,16 @@
+/*
+ * stream: StreamReader, the records of a byte stream (a binary file object
+ * it pulls from, or the bytes fed to it), read through the reader's record
+ * functions over a window of the stream it holds.  Its part of module
+ * assembly.
+ */
+#ifndef UTF8PFX_STREAM_H
+#define UTF8PFX_STREAM_H
+
+#include "core/core.h"
+
+/* Creates StreamReader and the iterator type of its batches() in the
+ * module state. */
+int u8p_stream_exec(PyObject *module, u8p_state *st);
+
+#endif /* UTF8PFX_STREAM_H */

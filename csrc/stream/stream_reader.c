@@ -1,0 +1,1498 @@
+/*
+ * StreamReader: the records of a byte stream, in either of two modes.
+ *   pull  StreamReader(f): reads f with f.readinto(view) into the reader's
+ *         own buffer (f.read(n) and a copy when f has no readinto), as
+ *         records are asked for; b"" / 0 is the end of the stream.
+ *   push  StreamReader(): the caller hands bytes to feed() (copied, so
+ *         that no export of the caller's object outlives the call) and
+ *         says feed_eof() when no more will come.
+ *
+ * The window: a bytearray holds the bytes from the next unreturned record
+ * (`start`) to the end of what arrived (`end`); `base` is the stream offset
+ * of its first byte.  Records wholly inside are decoded in place by the
+ * reader's functions (reader.h) over an rd_ctx whose `base` makes their
+ * error offsets absolute.  When more room is needed the unreturned tail is
+ * moved to the front once, and the window grows only by what arrives:
+ * never by a declared length, which could be hostile (max_record refuses a
+ * long one as soon as its prefix is read).  batches_arrow hands the walked
+ * records to Arrow out's builder (arrow.h) the same way.
+ *
+ * Parsing resumes: `scan_k` complete records are known to follow `start`
+ * (`scan_len` bytes), and `need` is how many bytes from the end of those
+ * the next record needs, so a long record arriving in small pieces is
+ * looked at again only when enough bytes are there (linear, not
+ * quadratic).  Nothing is committed (start, index) before a whole call has
+ * succeeded: read_strings is all or nothing, and an exception from the
+ * source loses no record and repeats none (the bytes stay held).
+ *
+ * "Not now": before the end of the stream (push mode before feed_eof(), or
+ * a pull source whose read returns None, i.e. non-blocking with no data),
+ * an incomplete tail is not an error.  Iteration and batches() stop,
+ * read_strings(-1) returns the complete records held, read_strings(n)
+ * returns [] and consumes nothing, and the one-item methods raise
+ * BlockingIOError (what io raises for a read that would block); a later
+ * call resumes.
+ *
+ * Threads and re-entrancy: every method marks the reader busy for its
+ * whole call (sr_enter).  Another thread waits for it with the GIL
+ * released; the thread whose call it is (its source's read, an error
+ * handler, a finalizer calling back into the reader) gets RuntimeError
+ * instead of a deadlock or a window changing under its feet.  The
+ * read-only properties answer such a call with the committed state.
+ *
+ * Errors name the absolute offset and the index of the record: ValueError
+ * gets "(record index N)" appended and the attributes `data_offset` (where
+ * the failing record starts) and `record_index`; UnicodeDecodeError keeps
+ * CPython's fields, the reader's `payload_offset` / `data_offset`, and gets
+ * `record_index` (and on 3.11+ a note).  The index counts the records
+ * returned or skipped before (read_vint and read_raw do not count).
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "stream.h"
+#include "reader/reader.h"
+#include "arrow/arrow.h"
+#include "pythread.h"
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *source;   /* NULL in push mode */
+    PyObject *readinto; /* source.readinto, or NULL */
+    PyObject *read;     /* source.read when it has no readinto */
+    PyObject *buf;      /* bytearray, the window; NULL once closed */
+    Py_ssize_t start;   /* next unreturned byte of buf */
+    Py_ssize_t end;     /* bytes of buf that hold data */
+    Py_ssize_t base;    /* stream offset of buf[0] */
+    Py_ssize_t scan_k;  /* complete records known after start ... */
+    Py_ssize_t scan_len; /* ... and the bytes they take */
+    Py_ssize_t need;    /* bytes the record after them needs (0: not known) */
+    Py_ssize_t index;   /* records returned or skipped */
+    Py_ssize_t read_size;
+    Py_ssize_t max_record; /* -1: no limit */
+    int pull;
+    int eof;
+    int is_open;
+    int strict_vint;
+    u8p_errors eh;
+    PyObject *errors; /* handler name (str) */
+    u8p_prefix prefix;
+    u8p_encoding enc;
+    unsigned long owner; /* the thread of the call in progress, while busy */
+    int busy;
+    /* the wake-up of threads that wait for `busy` to clear (sr_enter) */
+    PyThread_type_lock lock;
+    int waiters;  /* threads blocked on `lock` */
+    int signaled; /* `lock` was given back for them, none has taken it yet */
+} StreamObject;
+
+typedef struct {
+    PyObject_HEAD
+    StreamObject *reader;
+    Py_ssize_t n;
+    int kind; /* BATCH_STR, BATCH_BYTES or BATCH_ARROW */
+} BatchesObject;
+
+enum { BATCH_STR = 0, BATCH_BYTES = 1, BATCH_ARROW = 2 };
+
+#define SBUF(self) ((uint8_t *)PyByteArray_AS_STRING((self)->buf))
+
+/* ------------------------------------------------------ lock, re-entry */
+
+/*
+ * Mutual exclusion is the `busy` flag, read and written with the GIL held
+ * (no atomic operation on the common path, where a reader is used by one
+ * thread at a time).  `lock` only puts waiting threads to sleep without the
+ * GIL: it stays acquired (it is taken at creation), a thread that finds
+ * the reader busy blocks on it, and a call that ends with waiters gives it
+ * back once, which wakes one of them; each woken thread looks at `busy`
+ * again under the GIL and, if the reader is still (or again) busy, waits
+ * again.  So `lock` is acquired exactly when `signaled` is 0, and it is
+ * never given back twice.
+ */
+static int
+sr_enter(StreamObject *self)
+{
+    unsigned long me = PyThread_get_thread_ident();
+    while (self->busy) {
+        if (self->owner == me) {
+            PyErr_SetString(PyExc_RuntimeError,
+                            "re-entrant call into a StreamReader: a call on this reader is "
+                            "already running in this thread (from its source's read, an "
+                            "error handler or a finalizer?)");
+            return -1;
+        }
+        self->waiters++;
+        Py_BEGIN_ALLOW_THREADS
+        PyThread_acquire_lock(self->lock, WAIT_LOCK);
+        Py_END_ALLOW_THREADS
+        self->waiters--;
+        self->signaled = 0;
+    }
+    self->busy = 1;
+    self->owner = me;
+    return 0;
+}
+
+static void
+sr_exit(StreamObject *self)
+{
+    self->busy = 0;
+    self->owner = 0;
+    if (self->waiters > 0 && !self->signaled) {
+        self->signaled = 1;
+        PyThread_release_lock(self->lock);
+    }
+}
+
+/* sr_enter, then ValueError if closed (the lock is then given back). */
+static int
+sr_enter_open(StreamObject *self)
+{
+    if (sr_enter(self) < 0)
+        return -1;
+    if (!self->is_open) {
+        sr_exit(self);
+        PyErr_SetString(PyExc_ValueError, "I/O operation on a closed StreamReader");
+        return -1;
+    }
+    return 0;
+}
+
+/* For the read-only properties: 1 if the lock was taken (give it back),
+ * 0 when this thread's own call is running (its committed state is
+ * consistent whenever Python code runs), -1 never. */
+static int
+sr_enter_ro(StreamObject *self)
+{
+    if (self->busy && self->owner == PyThread_get_thread_ident())
+        return 0;
+    if (sr_enter(self) < 0)
+        return -1;
+    return 1;
+}
+
+/* --------------------------------------------------------------- errors */
+
+static PyObject *
+exc_take(void)
+{
+#if PY_VERSION_HEX >= 0x030C0000
+    return PyErr_GetRaisedException();
+#else
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    PyErr_NormalizeException(&type, &value, &tb);
+    if (value != NULL && tb != NULL)
+        PyException_SetTraceback(value, tb);
+    Py_XDECREF(type);
+    Py_XDECREF(tb);
+    return value;
+#endif
+}
+
+static void
+exc_raise(PyObject *value)
+{
+#if PY_VERSION_HEX >= 0x030C0000
+    PyErr_SetRaisedException(value);
+#else
+    PyObject *tb = PyException_GetTraceback(value);
+    PyErr_Restore(Py_NewRef((PyObject *)Py_TYPE(value)), value, tb);
+#endif
+}
+
+static int
+set_ssize_attr(PyObject *obj, const char *name, Py_ssize_t v)
+{
+    PyObject *o = PyLong_FromSsize_t(v);
+    int r;
+    if (o == NULL)
+        return -1;
+    r = PyObject_SetAttrString(obj, name, o);
+    Py_DECREF(o);
+    return r;
+}
+
+/*
+ * Adds where the error is to the exception being raised: a plain
+ * ValueError (the reader's prefix and length errors) is raised again with
+ * "(record index N)" after its message and the attributes data_offset (the
+ * stream offset of the record) and record_index; a UnicodeDecodeError gets
+ * record_index (its own fields stay CPython's).  Others pass unchanged.
+ */
+static void
+sr_annotate(Py_ssize_t at, Py_ssize_t idx)
+{
+    PyObject *v = exc_take();
+    if (v == NULL)
+        return;
+    if (Py_TYPE(v) == (PyTypeObject *)PyExc_ValueError) {
+        PyObject *msg = PyUnicode_FromFormat("%S (record index %zd)", v, idx);
+        PyObject *nv;
+        if (msg == NULL)
+            goto fail;
+        nv = PyObject_CallOneArg(PyExc_ValueError, msg);
+        Py_DECREF(msg);
+        if (nv == NULL)
+            goto fail;
+        if (set_ssize_attr(nv, "data_offset", at) < 0 ||
+            set_ssize_attr(nv, "record_index", idx) < 0) {
+            Py_DECREF(nv);
+            goto fail;
+        }
+        Py_DECREF(v);
+        PyErr_SetObject(PyExc_ValueError, nv);
+        Py_DECREF(nv);
+        return;
+    }
+    if (PyObject_TypeCheck(v, (PyTypeObject *)PyExc_UnicodeDecodeError)) {
+        if (set_ssize_attr(v, "record_index", idx) < 0)
+            goto fail;
+#if PY_VERSION_HEX >= 0x030B0000
+        {
+            PyObject *r = PyObject_CallMethod(
+                v, "add_note", "N",
+                PyUnicode_FromFormat("utf8pfx: in record index %zd of the stream, which "
+                                     "starts at offset %zd",
+                                     idx, at));
+            if (r == NULL)
+                goto fail;
+            Py_DECREF(r);
+        }
+#endif
+    }
+    exc_raise(v);
+    return;
+fail:
+    Py_DECREF(v); /* the annotation's own error stays raised */
+}
+
+/* BlockingIOError for a one-item call whose bytes are not all held yet. */
+static void
+sr_not_now(StreamObject *self, const char *fname, Py_ssize_t at, Py_ssize_t want)
+{
+    PyObject *msg, *exc;
+    if (self->pull)
+        msg = PyUnicode_FromFormat(
+            "%s(): the source has no data now (its read returned None) and the item at "
+            "offset %zd (record index %zd) is not complete: %zd byte(s) held",
+            fname, self->base + at, self->index, self->end - at);
+    else
+        msg = PyUnicode_FromFormat(
+            "%s(): the item at offset %zd (record index %zd) is not complete: %zd byte(s) "
+            "held, at least %zd needed; feed() more data or call feed_eof()",
+            fname, self->base + at, self->index, self->end - at, want);
+    if (msg == NULL)
+        return;
+    exc = PyObject_CallFunction(PyExc_BlockingIOError, "iO", EAGAIN, msg);
+    Py_DECREF(msg);
+    if (exc == NULL)
+        return;
+    PyErr_SetObject(PyExc_BlockingIOError, exc);
+    Py_DECREF(exc);
+}
+
+/* ------------------------------------------------------------- window */
+
+static inline void
+sr_ctx(StreamObject *self, rd_ctx *c)
+{
+    c->data = SBUF(self);
+    c->len = self->end;
+    c->eh = self->eh;
+    c->errors = self->errors;
+    c->strict_vint = self->strict_vint;
+    c->prefix = self->prefix;
+    c->enc = self->enc;
+    c->base = self->base;
+}
+
+/* Room for `room` more bytes after end: the unreturned bytes move to the
+ * front first, then the window grows (by half at least, so that growing
+ * costs linear time).  *cursor, a buffer offset, follows the move. */
+static int
+sr_reserve(StreamObject *self, Py_ssize_t room, Py_ssize_t *cursor)
+{
+    Py_ssize_t cap = PyByteArray_GET_SIZE(self->buf), ncap;
+    if (cap - self->end >= room)
+        return 0;
+    if (self->start > 0) {
+        uint8_t *b = SBUF(self);
+        Py_ssize_t k = self->end - self->start;
+        memmove(b, b + self->start, (size_t)k);
+        self->base += self->start;
+        if (cursor != NULL)
+            *cursor -= self->start;
+        self->end = k;
+        self->start = 0;
+        if (cap - self->end >= room)
+            return 0;
+    }
+    if (room > PY_SSIZE_T_MAX - self->end) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    ncap = self->end + room;
+    if (cap <= PY_SSIZE_T_MAX / 3 * 2 && ncap < cap + cap / 2)
+        ncap = cap + cap / 2;
+    return PyByteArray_Resize(self->buf, ncap);
+}
+
+/*
+ * Pull mode: reads once from the source after end.  Returns 1 (bytes
+ * arrived), 0 at the end of the stream (eof set), 2 when the source has no
+ * data now (its read returned None), -1 with the source's exception.
+ * The source gets a memoryview of the window's free room; it is released
+ * after the call, so a source that kept it holds a dead view, and one that
+ * exported it further keeps the bytearray from being resized (BufferError
+ * later), never pointing into freed memory.
+ */
+static int
+sr_fill(StreamObject *self, Py_ssize_t *cursor)
+{
+    Py_ssize_t got;
+    PyObject *r;
+    if (sr_reserve(self, self->read_size, cursor) < 0)
+        return -1;
+    if (self->readinto != NULL) {
+        PyObject *whole, *view, *rel;
+        whole = PyMemoryView_FromObject(self->buf);
+        if (whole == NULL)
+            return -1;
+        view = PySequence_GetSlice(whole, self->end, self->end + self->read_size);
+        Py_DECREF(whole); /* only the slice is handed out */
+        if (view == NULL)
+            return -1;
+        r = PyObject_CallOneArg(self->readinto, view);
+        {
+            /* the source's error (if any) stays the one raised */
+            u8p_err_stash x;
+            u8p_stash_take(&x);
+            rel = PyObject_CallMethod(view, "release", NULL);
+            if (rel == NULL)
+                PyErr_Clear(); /* exported further: the bytearray stays pinned */
+            Py_XDECREF(rel);
+            u8p_stash_put(&x);
+        }
+        Py_DECREF(view);
+        if (r == NULL)
+            return -1;
+        if (r == Py_None) {
+            Py_DECREF(r);
+            return 2;
+        }
+        got = PyNumber_AsSsize_t(r, PyExc_OverflowError);
+        Py_DECREF(r);
+        if (got == -1 && PyErr_Occurred())
+            return -1;
+        if (got < 0 || got > self->read_size) {
+            PyErr_Format(PyExc_OSError,
+                         "StreamReader: the source's readinto() returned %zd, expected "
+                         "0 <= n <= %zd (the size of the view it was given)",
+                         got, self->read_size);
+            return -1;
+        }
+        if (got == 0) {
+            self->eof = 1;
+            return 0;
+        }
+        self->end += got;
+        return 1;
+    }
+    r = PyObject_CallFunction(self->read, "n", self->read_size);
+    if (r == NULL)
+        return -1;
+    if (r == Py_None) {
+        Py_DECREF(r);
+        return 2;
+    }
+    {
+        Py_buffer v;
+        if (PyObject_GetBuffer(r, &v, PyBUF_SIMPLE) < 0) {
+            Py_DECREF(r);
+            return -1;
+        }
+        if (v.len == 0) {
+            PyBuffer_Release(&v);
+            Py_DECREF(r);
+            self->eof = 1;
+            return 0;
+        }
+        if (sr_reserve(self, v.len, cursor) < 0) {
+            PyBuffer_Release(&v);
+            Py_DECREF(r);
+            return -1;
+        }
+        memcpy(SBUF(self) + self->end, v.buf, (size_t)v.len);
+        self->end += v.len;
+        PyBuffer_Release(&v);
+        Py_DECREF(r);
+    }
+    return 1;
+}
+
+/* ------------------------------------------------------------ records */
+
+enum { SR_ERR = -1, SR_MORE = 0, SR_DONE = 1 };
+
+/* Raises the reader's own error for the record at buffer offset `at` (the
+ * held bytes end inside it at EOF, or its prefix is bad), annotated. */
+static void
+sr_record_error(StreamObject *self, const rd_ctx *c, Py_ssize_t at, Py_ssize_t idx)
+{
+    Py_ssize_t p = at, off, n;
+    (void)self;
+    if (u8p_rd_record(c, &p, &off, &n, "string") >= 0)
+        PyErr_Format(PyExc_SystemError, "StreamReader: the record at offset %zd parsed",
+                     c->base + at);
+    sr_annotate(c->base + at, idx);
+}
+
+/*
+ * The record at buffer offset *p: SR_DONE with its payload at *off, *n
+ * bytes (*n = -1: the null marker) and *p past it; SR_MORE when the held
+ * bytes end inside it (*want: bytes from *p it needs at least); SR_ERR
+ * with the exception raised.
+ */
+static inline int
+sr_probe(StreamObject *self, const rd_ctx *c, Py_ssize_t *p, Py_ssize_t *off, Py_ssize_t *n,
+         Py_ssize_t *want, Py_ssize_t idx)
+{
+    const Py_ssize_t at = *p, avail = c->len - at;
+    const uint8_t *d = c->data + at;
+    uint64_t v;
+    int size;
+    if (c->prefix == U8P_PFX_VARINT && avail > 0 && d[0] < 0x80) {
+        v = d[0];
+        size = 1;
+    }
+    else {
+        u8p_prefix_read_t rd;
+        u8p_prefix_status st = u8p_prefix_read(c->prefix, d, (size_t)avail, &rd);
+        if (st == U8P_PFX_TRUNCATED) {
+            size_t fixed = u8p_prefix_fixed(c->prefix);
+            *want = fixed ? (Py_ssize_t)fixed : avail + 1;
+            return SR_MORE;
+        }
+        if (st < 0 || (c->strict_vint && !rd.minimal)) {
+            sr_record_error(self, c, at, idx);
+            return SR_ERR;
+        }
+        size = rd.size;
+        if (st == U8P_PFX_NULL) {
+            *off = at + size;
+            *n = -1;
+            *p = at + size;
+            return SR_DONE;
+        }
+        v = rd.value;
+    }
+    if (self->max_record >= 0 && v > (uint64_t)self->max_record) {
+        PyErr_Format(PyExc_ValueError,
+                     "string length %llu (prefix at offset %zd) exceeds max_record=%zd",
+                     (unsigned long long)v, c->base + at, self->max_record);
+        sr_annotate(c->base + at, idx);
+        return SR_ERR;
+    }
+    if (v > (uint64_t)(avail - size)) {
+        *want = v > (uint64_t)(PY_SSIZE_T_MAX - size) ? PY_SSIZE_T_MAX
+                                                       : (Py_ssize_t)v + size;
+        return SR_MORE;
+    }
+    *off = at + size;
+    *n = (Py_ssize_t)v;
+    *p = at + size + (Py_ssize_t)v;
+    return SR_DONE;
+}
+
+/* Remembers that k complete records end at buffer offset p (from start). */
+static inline void
+sr_note_scan(StreamObject *self, Py_ssize_t k, Py_ssize_t p)
+{
+    if (k > self->scan_k) {
+        self->scan_k = k;
+        self->scan_len = p - self->start;
+        self->need = 0;
+    }
+}
+
+/* The call succeeded: k records (stop: the buffer offset after them) are
+ * returned. */
+static void
+sr_commit(StreamObject *self, Py_ssize_t stop, Py_ssize_t k)
+{
+    if (k <= self->scan_k) {
+        self->scan_k -= k;
+        self->scan_len -= stop - self->start;
+    }
+    else {
+        self->scan_k = self->scan_len = 0;
+        self->need = 0;
+    }
+    self->start = stop;
+    self->index += k;
+}
+
+/* read_vint / read_raw moved start by something that is not a record. */
+static void
+sr_commit_bytes(StreamObject *self, Py_ssize_t stop)
+{
+    self->scan_k = self->scan_len = self->need = 0;
+    self->start = stop;
+}
+
+enum { WALK_ERR = -1, WALK_OK = 0, WALK_NOTNOW = 1 };
+
+/*
+ * Walks complete records from start, up to `limit` (-1: all).  Pull mode
+ * reads more as it goes.  Returns WALK_OK (limit reached, or the clean end
+ * of the stream), WALK_NOTNOW (an incomplete record before the end: push
+ * mode, or a source with no data now), or WALK_ERR.  *count records end at
+ * buffer offset *stop in every case.  exact: the end of the stream before
+ * `limit` records is the reader's truncation error (read_strings(n)).
+ */
+static int
+sr_walk(StreamObject *self, Py_ssize_t limit, int exact, Py_ssize_t *count, Py_ssize_t *stop)
+{
+    Py_ssize_t p, k, off, n, want = 0;
+    rd_ctx c;
+    int r, ret;
+
+    if (limit >= 0 && self->scan_k > limit) {
+        p = self->start;
+        k = 0;
+    }
+    else {
+        p = self->start + self->scan_len;
+        k = self->scan_k;
+    }
+    sr_ctx(self, &c);
+    for (;;) {
+        if (limit >= 0 && k >= limit) {
+            ret = WALK_OK;
+            break;
+        }
+        if (k == self->scan_k && self->need > 0 && c.len - p < self->need) {
+            want = self->need;
+            r = SR_MORE;
+        }
+        else {
+            r = sr_probe(self, &c, &p, &off, &n, &want, self->index + k);
+        }
+        if (r == SR_DONE) {
+            k++;
+            continue;
+        }
+        if (r == SR_ERR) {
+            ret = WALK_ERR;
+            break;
+        }
+        sr_note_scan(self, k, p);
+        if (k == self->scan_k)
+            self->need = want;
+        if (self->eof) {
+            if (p == c.len && !(exact && limit >= 0)) {
+                ret = WALK_OK;
+                break;
+            }
+            sr_record_error(self, &c, p, self->index + k);
+            ret = WALK_ERR;
+            break;
+        }
+        if (!self->pull) {
+            ret = WALK_NOTNOW;
+            break;
+        }
+        r = sr_fill(self, &p);
+        if (r < 0) {
+            ret = WALK_ERR;
+            break;
+        }
+        if (r == 2) {
+            ret = WALK_NOTNOW;
+            break;
+        }
+        sr_ctx(self, &c);
+    }
+    sr_note_scan(self, k, p);
+    *count = k;
+    *stop = p;
+    return ret;
+}
+
+/* The item of a record (payload at off, n bytes; n < 0: null): a str, or
+ * bytes when raw. */
+static inline PyObject *
+sr_item(const rd_ctx *c, Py_ssize_t off, Py_ssize_t n, int raw)
+{
+    if (n < 0)
+        return Py_NewRef(Py_None);
+    if (raw)
+        return PyBytes_FromStringAndSize((const char *)c->data + off, n);
+    return u8p_rd_decode(c, off, n);
+}
+
+/* The k records after start (walked already) as a new list. */
+static PyObject *
+sr_decode_list(StreamObject *self, Py_ssize_t k, int raw)
+{
+    rd_ctx c;
+    Py_ssize_t i, p = self->start, off, n, want;
+    PyObject *list = PyList_New(k);
+    if (list == NULL)
+        return NULL;
+    sr_ctx(self, &c);
+    for (i = 0; i < k; i++) {
+        Py_ssize_t at = p;
+        PyObject *s;
+        if (sr_probe(self, &c, &p, &off, &n, &want, self->index + i) != SR_DONE) {
+            if (!PyErr_Occurred())
+                PyErr_SetString(PyExc_SystemError, "StreamReader: a walked record changed");
+            Py_DECREF(list);
+            return NULL;
+        }
+        s = sr_item(&c, off, n, raw);
+        if (s == NULL) {
+            sr_annotate(c.base + at, self->index + i);
+            Py_DECREF(list);
+            return NULL;
+        }
+        PyList_SET_ITEM(list, i, s);
+    }
+    return list;
+}
+
+/* After a walk error behind k good records: the first error in stream
+ * order is raised (an invalid payload among those k comes first). */
+static void
+sr_first_error(StreamObject *self, Py_ssize_t k, int raw)
+{
+    u8p_err_stash x;
+    PyObject *list;
+    if (k == 0 || raw)
+        return;
+    u8p_stash_take(&x);
+    list = sr_decode_list(self, k, 0);
+    if (list == NULL) {
+        u8p_stash_drop(&x);
+        return;
+    }
+    Py_DECREF(list);
+    u8p_stash_put(&x);
+}
+
+/*
+ * Up to `limit` records (-1: all) as a list, committed.  mode:
+ *   0  read_strings: exactly `limit` or the truncation error at the end of
+ *      the stream; before it, [] if fewer are held (-1: those held)
+ *   1  batches: `limit` records, fewer only at the end of the stream; NULL
+ *      without an exception when there is nothing to return now
+ */
+static PyObject *
+sr_read_list(StreamObject *self, Py_ssize_t limit, int mode, int raw)
+{
+    Py_ssize_t k, stop;
+    PyObject *list;
+    int r = sr_walk(self, limit, mode == 0, &k, &stop);
+    if (r == WALK_ERR) {
+        sr_first_error(self, k, raw);
+        return NULL;
+    }
+    if (limit >= 0 && k < limit && r == WALK_NOTNOW) {
+        if (mode == 1)
+            return NULL;
+        return PyList_New(0);
+    }
+    if (mode == 1 && k == 0)
+        return NULL;
+    list = sr_decode_list(self, k, raw);
+    if (list != NULL)
+        sr_commit(self, stop, k);
+    return list;
+}
+
+/* One record (iteration, read_string, read_bytes, skip_string).  kind:
+ * 0 a str, 1 bytes, 2 skipped (None returned).  fname NULL: iteration
+ * (NULL without an exception at the end or when nothing is held);
+ * otherwise the end of the stream is the reader's error and "not now"
+ * BlockingIOError. */
+static PyObject *
+sr_read_one(StreamObject *self, int kind, const char *fname)
+{
+    Py_ssize_t p = self->start, off, n, want = 0, k, stop;
+    PyObject *s;
+    rd_ctx c;
+    int r;
+
+    if (self->scan_k > 0 || self->need == 0 || self->end - self->start >= self->need) {
+        /* the common case: the record is held */
+        sr_ctx(self, &c);
+        r = sr_probe(self, &c, &p, &off, &n, &want, self->index);
+        if (r == SR_ERR)
+            return NULL;
+        if (r == SR_DONE)
+            goto got;
+    }
+    r = sr_walk(self, 1, fname != NULL, &k, &stop);
+    if (r == WALK_ERR)
+        return NULL;
+    if (k == 0) {
+        if (fname != NULL)
+            sr_not_now(self, fname, self->start, self->need);
+        return NULL;
+    }
+    p = self->start;
+    sr_ctx(self, &c);
+    if (sr_probe(self, &c, &p, &off, &n, &want, self->index) != SR_DONE) {
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_SystemError, "StreamReader: a walked record changed");
+        return NULL;
+    }
+got:
+    if (kind == 2)
+        s = Py_NewRef(Py_None);
+    else
+        s = sr_item(&c, off, n, kind == 1);
+    if (s == NULL) {
+        sr_annotate(c.base + self->start, self->index);
+        return NULL;
+    }
+    sr_commit(self, p, 1);
+    return s;
+}
+
+/* ----------------------------------------------------------- the type */
+
+static PyObject *
+SR_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
+{
+    static char *kwlist[] = {"",          "prefix",     "encoding", "errors",
+                             "strict_vint", "read_size", "max_record", NULL};
+    PyObject *source = Py_None, *errors = NULL, *prefix = NULL, *encoding = NULL;
+    PyObject *maxrec = Py_None;
+    Py_ssize_t read_size = (Py_ssize_t)1 << 20, max_record = -1;
+    int strict_vint = 0;
+    u8p_errors eh;
+    u8p_prefix pf;
+    u8p_encoding enc;
+    StreamObject *self;
+
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|O$OOOpnO:StreamReader", kwlist, &source,
+                                     &prefix, &encoding, &errors, &strict_vint, &read_size,
+                                     &maxrec))
+        return NULL;
+    if (u8p_parse_prefix(prefix, &pf, "StreamReader()") < 0 ||
+        u8p_parse_encoding(encoding, &enc, "StreamReader()") < 0 ||
+        u8p_parse_errors(errors, &eh, "StreamReader()") < 0)
+        return NULL;
+    if (read_size < 1) {
+        PyErr_Format(PyExc_ValueError, "StreamReader() read_size must be >= 1, got %zd",
+                     read_size);
+        return NULL;
+    }
+    if (maxrec != Py_None) {
+        max_record = PyNumber_AsSsize_t(maxrec, PyExc_OverflowError);
+        if (max_record == -1 && PyErr_Occurred())
+            return NULL;
+        if (max_record < 0) {
+            PyErr_Format(PyExc_ValueError,
+                         "StreamReader() max_record must be None or >= 0, got %zd",
+                         max_record);
+            return NULL;
+        }
+    }
+    self = (StreamObject *)type->tp_alloc(type, 0);
+    if (self == NULL)
+        return NULL;
+    /* tp_alloc zeroed every field */
+    self->read_size = read_size;
+    self->max_record = max_record;
+    self->strict_vint = strict_vint;
+    self->eh = eh;
+    self->prefix = pf;
+    self->enc = enc;
+    self->errors = errors ? Py_NewRef(errors) : PyUnicode_FromString("strict");
+    if (self->errors == NULL)
+        goto fail;
+    self->lock = PyThread_allocate_lock();
+    if (self->lock == NULL) {
+        PyErr_NoMemory();
+        goto fail;
+    }
+    PyThread_acquire_lock(self->lock, WAIT_LOCK); /* new: never blocks (see sr_enter) */
+    if (source != Py_None) {
+        self->pull = 1;
+        self->source = Py_NewRef(source);
+        self->readinto = PyObject_GetAttrString(source, "readinto");
+        if (self->readinto == NULL) {
+            if (!PyErr_ExceptionMatches(PyExc_AttributeError))
+                goto fail;
+            PyErr_Clear();
+            self->read = PyObject_GetAttrString(source, "read");
+            if (self->read == NULL) {
+                if (PyErr_ExceptionMatches(PyExc_AttributeError)) {
+                    PyErr_Clear();
+                    PyErr_Format(PyExc_TypeError,
+                                 "StreamReader() source must be None (push mode) or a "
+                                 "binary file object with readinto() or read(), got %s",
+                                 Py_TYPE(source)->tp_name);
+                }
+                goto fail;
+            }
+        }
+    }
+    self->buf = PyByteArray_FromStringAndSize(NULL, 0);
+    if (self->buf == NULL)
+        goto fail;
+    self->is_open = 1;
+    return (PyObject *)self;
+fail:
+    Py_DECREF(self);
+    return NULL;
+}
+
+static void
+sr_release(StreamObject *self)
+{
+    self->is_open = 0;
+    Py_CLEAR(self->buf);
+    Py_CLEAR(self->readinto);
+    Py_CLEAR(self->read);
+    Py_CLEAR(self->source);
+    self->base += self->start;
+    self->start = self->end = 0;
+    self->scan_k = self->scan_len = self->need = 0;
+}
+
+static int
+SR_traverse(StreamObject *self, visitproc visit, void *arg)
+{
+    Py_VISIT(Py_TYPE(self));
+    Py_VISIT(self->source);
+    Py_VISIT(self->readinto);
+    Py_VISIT(self->read);
+    Py_VISIT(self->errors);
+    return 0;
+}
+
+static int
+SR_clear(StreamObject *self)
+{
+    if (!self->busy) {
+        Py_CLEAR(self->readinto);
+        Py_CLEAR(self->read);
+        Py_CLEAR(self->source);
+        self->is_open = 0;
+    }
+    return 0;
+}
+
+static void
+SR_dealloc(StreamObject *self)
+{
+    PyTypeObject *tp = Py_TYPE(self);
+    PyObject_GC_UnTrack(self);
+    sr_release(self);
+    Py_CLEAR(self->errors);
+    if (self->lock != NULL) {
+        if (!self->signaled)
+            PyThread_release_lock(self->lock);
+        PyThread_free_lock(self->lock);
+    }
+    tp->tp_free((PyObject *)self);
+    Py_DECREF(tp);
+}
+
+static PyObject *
+SR_iternext(StreamObject *self)
+{
+    PyObject *s;
+    if (sr_enter_open(self) < 0)
+        return NULL;
+    s = sr_read_one(self, 0, NULL);
+    sr_exit(self);
+    return s;
+}
+
+static PyObject *
+SR_iter(StreamObject *self)
+{
+    if (sr_enter_open(self) < 0)
+        return NULL;
+    sr_exit(self);
+    return Py_NewRef((PyObject *)self);
+}
+
+static PyObject *
+SR_read_string(StreamObject *self, PyObject *Py_UNUSED(ignored))
+{
+    PyObject *s;
+    if (sr_enter_open(self) < 0)
+        return NULL;
+    s = sr_read_one(self, 0, "read_string");
+    sr_exit(self);
+    return s;
+}
+
+static PyObject *
+SR_read_bytes(StreamObject *self, PyObject *Py_UNUSED(ignored))
+{
+    PyObject *s;
+    if (sr_enter_open(self) < 0)
+        return NULL;
+    s = sr_read_one(self, 1, "read_bytes");
+    sr_exit(self);
+    return s;
+}
+
+static PyObject *
+SR_skip_string(StreamObject *self, PyObject *Py_UNUSED(ignored))
+{
+    PyObject *s;
+    if (sr_enter_open(self) < 0)
+        return NULL;
+    s = sr_read_one(self, 2, "skip_string");
+    sr_exit(self);
+    return s;
+}
+
+static PyObject *
+SR_read_strings(StreamObject *self, PyObject *const *args, Py_ssize_t nargs,
+                PyObject *kwnames)
+{
+    Py_ssize_t limit;
+    PyObject *list;
+    /* n first: its __index__ may be Python code, run before the lock */
+    if (u8p_parse_read_n(args, nargs, kwnames, "read_strings", &limit) < 0)
+        return NULL;
+    if (sr_enter_open(self) < 0)
+        return NULL;
+    list = sr_read_list(self, limit, 0, 0);
+    sr_exit(self);
+    return list;
+}
+
+/* read_vint (raw_n < 0) or read_raw(raw_n): makes the item at start
+ * complete; its end in *stop and, for a varint, its value in *value. */
+static int
+sr_read_plain(StreamObject *self, Py_ssize_t raw_n, Py_ssize_t *stop, uint64_t *value,
+              const char *fname)
+{
+    for (;;) {
+        rd_ctx c;
+        Py_ssize_t at = self->start, avail = self->end - at, want;
+        int r;
+        sr_ctx(self, &c);
+        if (raw_n >= 0) {
+            if (avail >= raw_n) {
+                *stop = at + raw_n;
+                return 0;
+            }
+            want = raw_n;
+        }
+        else {
+            int minimal = 1;
+            int k = u8p_vint_read(c.data + at, (size_t)avail, value, &minimal);
+            if (k < 0 || (k > 0 && self->strict_vint && !minimal)) {
+                Py_ssize_t p = at;
+                if (u8p_rd_vint(&c, &p, value, "varint") == 0)
+                    PyErr_SetString(PyExc_SystemError, "StreamReader: the varint parsed");
+                sr_annotate(c.base + at, self->index);
+                return -1;
+            }
+            if (k > 0) {
+                *stop = at + k;
+                return 0;
+            }
+            want = avail + 1;
+        }
+        if (self->eof) {
+            if (raw_n >= 0) {
+                PyErr_Format(PyExc_ValueError,
+                             "read_raw(%zd) at offset %zd runs past the end of the data: "
+                             "expected at most %zd byte(s)",
+                             raw_n, c.base + at, avail);
+            }
+            else {
+                Py_ssize_t p = at;
+                if (u8p_rd_vint(&c, &p, value, "varint") == 0)
+                    PyErr_SetString(PyExc_SystemError, "StreamReader: the varint parsed");
+            }
+            sr_annotate(c.base + at, self->index);
+            return -1;
+        }
+        if (!self->pull) {
+            sr_not_now(self, fname, at, want);
+            return -1;
+        }
+        r = sr_fill(self, NULL);
+        if (r < 0)
+            return -1;
+        if (r == 2) {
+            sr_not_now(self, fname, self->start, want);
+            return -1;
+        }
+    }
+}
+
+static PyObject *
+SR_read_vint(StreamObject *self, PyObject *Py_UNUSED(ignored))
+{
+    Py_ssize_t stop;
+    uint64_t v = 0;
+    PyObject *res = NULL;
+    if (sr_enter_open(self) < 0)
+        return NULL;
+    if (sr_read_plain(self, -1, &stop, &v, "read_vint") == 0) {
+        res = PyLong_FromUnsignedLongLong((unsigned long long)v);
+        if (res != NULL)
+            sr_commit_bytes(self, stop);
+    }
+    sr_exit(self);
+    return res;
+}
+
+static PyObject *
+SR_read_raw(StreamObject *self, PyObject *arg)
+{
+    Py_ssize_t n, stop;
+    PyObject *res = NULL;
+    n = PyNumber_AsSsize_t(arg, PyExc_OverflowError);
+    if (n == -1 && PyErr_Occurred())
+        return NULL;
+    if (n < 0) {
+        PyErr_Format(PyExc_ValueError, "read_raw() n must be >= 0, got %zd", n);
+        return NULL;
+    }
+    if (sr_enter_open(self) < 0)
+        return NULL;
+    if (sr_read_plain(self, n, &stop, NULL, "read_raw") == 0) {
+        res = PyBytes_FromStringAndSize((const char *)SBUF(self) + self->start, n);
+        if (res != NULL)
+            sr_commit_bytes(self, stop);
+    }
+    sr_exit(self);
+    return res;
+}
+
+static PyObject *
+SR_feed(StreamObject *self, PyObject *data)
+{
+    Py_buffer v;
+    if (sr_enter_open(self) < 0)
+        return NULL;
+    if (self->pull) {
+        PyObject *io = PyImport_ImportModule("io");
+        PyObject *unsupported = io ? PyObject_GetAttrString(io, "UnsupportedOperation") : NULL;
+        Py_XDECREF(io);
+        if (unsupported != NULL) {
+            PyErr_SetString(unsupported,
+                            "feed(): this StreamReader pulls from its source (push mode is "
+                            "StreamReader() without a source)");
+            Py_DECREF(unsupported);
+        }
+        goto fail;
+    }
+    if (self->eof) {
+        PyErr_SetString(PyExc_ValueError, "feed() after feed_eof()");
+        goto fail;
+    }
+    if (PyObject_GetBuffer(data, &v, PyBUF_SIMPLE) < 0)
+        goto fail;
+    if (sr_reserve(self, v.len, NULL) < 0) {
+        PyBuffer_Release(&v);
+        goto fail;
+    }
+    memcpy(SBUF(self) + self->end, v.buf, (size_t)v.len);
+    self->end += v.len;
+    PyBuffer_Release(&v);
+    sr_exit(self);
+    Py_RETURN_NONE;
+fail:
+    sr_exit(self);
+    return NULL;
+}
+
+static PyObject *
+SR_feed_eof(StreamObject *self, PyObject *Py_UNUSED(ignored))
+{
+    if (sr_enter_open(self) < 0)
+        return NULL;
+    if (self->pull) {
+        PyObject *io = PyImport_ImportModule("io");
+        PyObject *unsupported = io ? PyObject_GetAttrString(io, "UnsupportedOperation") : NULL;
+        Py_XDECREF(io);
+        if (unsupported != NULL) {
+            PyErr_SetString(unsupported, "feed_eof(): this StreamReader pulls from its "
+                                         "source, whose end ends the stream");
+            Py_DECREF(unsupported);
+        }
+        sr_exit(self);
+        return NULL;
+    }
+    self->eof = 1;
+    sr_exit(self);
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+SR_close(StreamObject *self, PyObject *Py_UNUSED(ignored))
+{
+    if (sr_enter(self) < 0)
+        return NULL;
+    sr_release(self);
+    sr_exit(self);
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+SR_enter_with(StreamObject *self, PyObject *Py_UNUSED(ignored))
+{
+    if (sr_enter_open(self) < 0)
+        return NULL;
+    sr_exit(self);
+    return Py_NewRef((PyObject *)self);
+}
+
+static PyObject *
+SR_exit_with(StreamObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)args;
+    (void)nargs;
+    return SR_close(self, NULL);
+}
+
+static PyObject *
+SR_reduce(StreamObject *self, PyObject *Py_UNUSED(ignored))
+{
+    PyErr_Format(PyExc_TypeError, "cannot pickle a %s: it holds a position in a stream",
+                 Py_TYPE(self)->tp_name);
+    return NULL;
+}
+
+static PyObject *
+make_batches(StreamObject *self, Py_ssize_t n, int kind)
+{
+    BatchesObject *it;
+    u8p_state *st;
+    if (sr_enter_open(self) < 0)
+        return NULL;
+    sr_exit(self);
+    st = u8p_state_of_type(Py_TYPE(self));
+    if (st == NULL)
+        return NULL;
+    it = PyObject_GC_New(BatchesObject, st->stream_batches_type);
+    if (it == NULL)
+        return NULL;
+    it->reader = (StreamObject *)Py_NewRef((PyObject *)self);
+    it->n = n;
+    it->kind = kind;
+    PyObject_GC_Track((PyObject *)it);
+    return (PyObject *)it;
+}
+
+static PyObject *
+SR_batches(StreamObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    Py_ssize_t n;
+    int raw;
+    if (u8p_parse_batches(args, nargs, kwnames, "batches", 1, &n, &raw) < 0)
+        return NULL;
+    return make_batches(self, n, raw ? BATCH_BYTES : BATCH_STR);
+}
+
+static PyObject *
+SR_batches_arrow(StreamObject *self, PyObject *const *args, Py_ssize_t nargs,
+                 PyObject *kwnames)
+{
+    Py_ssize_t n;
+    int raw;
+    if (u8p_parse_batches(args, nargs, kwnames, "batches_arrow", 0, &n, &raw) < 0)
+        return NULL;
+    return make_batches(self, n, BATCH_ARROW);
+}
+
+static PyObject *
+SR_get_position(StreamObject *self, void *Py_UNUSED(closure))
+{
+    int e = sr_enter_ro(self), open;
+    Py_ssize_t v;
+    if (e < 0)
+        return NULL;
+    open = self->is_open;
+    v = self->base + self->start;
+    if (e)
+        sr_exit(self);
+    if (!open) {
+        PyErr_SetString(PyExc_ValueError, "I/O operation on a closed StreamReader");
+        return NULL;
+    }
+    return PyLong_FromSsize_t(v);
+}
+
+static PyObject *
+SR_get_buffered(StreamObject *self, void *Py_UNUSED(closure))
+{
+    int e = sr_enter_ro(self), open;
+    Py_ssize_t v;
+    if (e < 0)
+        return NULL;
+    open = self->is_open;
+    v = self->end - self->start;
+    if (e)
+        sr_exit(self);
+    if (!open) {
+        PyErr_SetString(PyExc_ValueError, "I/O operation on a closed StreamReader");
+        return NULL;
+    }
+    return PyLong_FromSsize_t(v);
+}
+
+static PyObject *
+SR_get_closed(StreamObject *self, void *Py_UNUSED(closure))
+{
+    int e = sr_enter_ro(self);
+    int v;
+    if (e < 0)
+        return NULL;
+    v = !self->is_open;
+    if (e)
+        sr_exit(self);
+    return PyBool_FromLong(v);
+}
+
+static PyObject *
+SR_get_strict_vint(StreamObject *self, void *Py_UNUSED(closure))
+{
+    return PyBool_FromLong(self->strict_vint);
+}
+
+static PyObject *
+SR_repr(StreamObject *self)
+{
+    int e = sr_enter_ro(self);
+    PyObject *r;
+    if (e < 0)
+        return NULL;
+    if (!self->is_open)
+        r = PyUnicode_FromFormat("<%s closed>", Py_TYPE(self)->tp_name);
+    else
+        r = PyUnicode_FromFormat("<%s %s position=%zd buffered=%zd%s>", Py_TYPE(self)->tp_name,
+                                 self->pull ? "pull" : "push", self->base + self->start,
+                                 self->end - self->start, self->eof ? " eof" : "");
+    if (e)
+        sr_exit(self);
+    return r;
+}
+
+static PyMethodDef SR_methods[] = {
+    {"feed", (PyCFunction)SR_feed, METH_O,
+     "feed($self, data, /)\n--\n\nPush mode: append a copy of the bytes-like data to the "
+     "stream (no export of data is kept)."},
+    {"feed_eof", (PyCFunction)SR_feed_eof, METH_NOARGS,
+     "feed_eof($self, /)\n--\n\nPush mode: no more data will come; an incomplete record "
+     "left is then an error."},
+    {"read_string", (PyCFunction)SR_read_string, METH_NOARGS,
+     "read_string($self, /)\n--\n\nRead one record as a str (None for the varint+1 null "
+     "marker); BlockingIOError if it has not fully arrived yet."},
+    {"read_strings", (PyCFunction)(void (*)(void))SR_read_strings,
+     METH_FASTCALL | METH_KEYWORDS,
+     "read_strings($self, /, n=-1)\n--\n\nRead n records (-1: all, to the end of the stream "
+     "or, before it, all that are held) as a list; all or nothing."},
+    {"read_bytes", (PyCFunction)SR_read_bytes, METH_NOARGS,
+     "read_bytes($self, /)\n--\n\nRead one record as bytes, undecoded."},
+    {"read_vint", (PyCFunction)SR_read_vint, METH_NOARGS,
+     "read_vint($self, /)\n--\n\nRead an unsigned LEB128 VInt (0 <= n < 2**64)."},
+    {"read_raw", (PyCFunction)SR_read_raw, METH_O,
+     "read_raw($self, n, /)\n--\n\nRead exactly n bytes as they are."},
+    {"skip_string", (PyCFunction)SR_skip_string, METH_NOARGS,
+     "skip_string($self, /)\n--\n\nMove past one record; its prefix and length are checked, "
+     "its UTF-8 is not."},
+    {"batches", (PyCFunction)(void (*)(void))SR_batches, METH_FASTCALL | METH_KEYWORDS,
+     "batches($self, /, n=65536, *, raw=False)\n--\n\nIterate over lists of n records (str, "
+     "or bytes with raw=True); only the last at the end of the stream may be shorter."},
+    {"batches_arrow", (PyCFunction)(void (*)(void))SR_batches_arrow,
+     METH_FASTCALL | METH_KEYWORDS,
+     "batches_arrow($self, /, n=65536)\n--\n\nIterate over ArrowUtf8Arrays of n records, as "
+     "batches() does (the rules of read_strings_arrow)."},
+    {"close", (PyCFunction)SR_close, METH_NOARGS,
+     "close($self, /)\n--\n\nDrop the held bytes and the source (which is not closed); "
+     "further calls raise ValueError."},
+    {"__enter__", (PyCFunction)SR_enter_with, METH_NOARGS,
+     PyDoc_STR("Return the reader itself (for with blocks).")},
+    {"__exit__", (PyCFunction)(void (*)(void))SR_exit_with, METH_FASTCALL,
+     PyDoc_STR("close() the reader; exceptions are not suppressed.")},
+    {"__reduce__", (PyCFunction)SR_reduce, METH_NOARGS, NULL},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef SR_getset[] = {
+    {"position", (getter)SR_get_position, NULL,
+     "Stream offset of the next record (read-only).", NULL},
+    {"buffered", (getter)SR_get_buffered, NULL,
+     "Bytes held that no call has returned yet (read-only).", NULL},
+    {"closed", (getter)SR_get_closed, NULL, "True once close() has run.", NULL},
+    {"strict_vint", (getter)SR_get_strict_vint, NULL,
+     "True if non-minimal varints are rejected (read-only).", NULL},
+    U8P_CODEC_GETSETS(StreamObject),
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyType_Slot SR_slots[] = {
+    {Py_tp_new, SR_new},
+    {Py_tp_dealloc, SR_dealloc},
+    {Py_tp_traverse, SR_traverse},
+    {Py_tp_clear, SR_clear},
+    {Py_tp_methods, SR_methods},
+    {Py_tp_getset, SR_getset},
+    {Py_tp_repr, SR_repr},
+    {Py_tp_iter, SR_iter},
+    {Py_tp_iternext, SR_iternext},
+    {Py_tp_doc,
+     "StreamReader(source=None, /, *, prefix='varint', encoding='utf-8', errors='strict', "
+     "strict_vint=False, read_size=1048576, max_record=None)\n--\n\n"
+     "Reads length-prefixed strings from a stream: a binary file object (pull\n"
+     "mode; readinto() or read(read_size)) or, with no source, the bytes given to\n"
+     "feed() (push mode; feed_eof() ends the stream).  Records may be split\n"
+     "anywhere between reads or feeds.  Iteration yields each record; in push\n"
+     "mode it stops when the complete records held run out and resumes after\n"
+     "the next feed().  max_record refuses longer declared lengths.  Errors\n"
+     "name the stream offset and record index (data_offset, record_index)."},
+    {0, NULL},
+};
+
+static PyType_Spec SR_spec = {
+    "utf8pfx.StreamReader",
+    sizeof(StreamObject),
+    0,
+    Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
+    SR_slots,
+};
+
+/* ------------------------------------------------------------ batches */
+
+/* The next batch_arrow: `limit` records, fewer only at the end of the
+ * stream; NULL without an exception when there is nothing to return now. */
+static PyObject *
+sr_read_arrow(StreamObject *self, Py_ssize_t limit)
+{
+    Py_ssize_t k, stop, pos;
+    const u8p_state *st;
+    PyObject *res;
+    rd_ctx c;
+    int r = sr_walk(self, limit, 0, &k, &stop);
+    if (r == WALK_ERR) {
+        sr_first_error(self, k, 0);
+        return NULL;
+    }
+    if ((k < limit && r == WALK_NOTNOW) || k == 0)
+        return NULL;
+    st = u8p_state_of_type(Py_TYPE(self));
+    if (st == NULL)
+        return NULL;
+    sr_ctx(self, &c);
+    pos = self->start;
+    res = u8p_arrow_read(st, &c, &pos, k);
+    if (res == NULL) {
+        /* Arrow's decode errors name their row within the batch */
+        PyObject *v = exc_take(), *row;
+        Py_ssize_t idx = self->index;
+        if (v == NULL)
+            return NULL;
+        row = PyObject_GetAttrString(v, "row");
+        if (row == NULL) {
+            PyErr_Clear();
+        }
+        else {
+            Py_ssize_t i = PyLong_AsSsize_t(row);
+            Py_DECREF(row);
+            if (i == -1 && PyErr_Occurred())
+                PyErr_Clear();
+            else
+                idx += i;
+        }
+        if (set_ssize_attr(v, "record_index", idx) < 0) {
+            Py_DECREF(v);
+            return NULL;
+        }
+        exc_raise(v);
+        return NULL;
+    }
+    sr_commit(self, pos, k);
+    return res;
+}
+
+static PyObject *
+Batches_next(BatchesObject *it)
+{
+    StreamObject *self = it->reader;
+    PyObject *res;
+    if (sr_enter_open(self) < 0)
+        return NULL;
+    if (it->kind == BATCH_ARROW)
+        res = sr_read_arrow(self, it->n);
+    else
+        res = sr_read_list(self, it->n, 1, it->kind == BATCH_BYTES);
+    sr_exit(self);
+    return res;
+}
+
+static int
+Batches_traverse(BatchesObject *it, visitproc visit, void *arg)
+{
+    Py_VISIT(Py_TYPE(it));
+    Py_VISIT(it->reader);
+    return 0;
+}
+
+static int
+Batches_clear(BatchesObject *it)
+{
+    Py_CLEAR(it->reader);
+    return 0;
+}
+
+static void
+Batches_dealloc(BatchesObject *it)
+{
+    PyTypeObject *tp = Py_TYPE(it);
+    PyObject_GC_UnTrack(it);
+    Py_CLEAR(it->reader);
+    PyObject_GC_Del(it);
+    Py_DECREF(tp);
+}
+
+static PyObject *
+Batches_next_checked(BatchesObject *it)
+{
+    if (it->reader == NULL)
+        return NULL;
+    return Batches_next(it);
+}
+
+static PyType_Slot Batches_slots[] = {
+    {Py_tp_dealloc, Batches_dealloc},
+    {Py_tp_traverse, Batches_traverse},
+    {Py_tp_clear, Batches_clear},
+    {Py_tp_iter, PyObject_SelfIter},
+    {Py_tp_iternext, Batches_next_checked},
+    {Py_tp_doc, "The iterator StreamReader.batches() returns."},
+    {0, NULL},
+};
+
+static PyType_Spec Batches_spec = {
+    "utf8pfx._StreamBatches",
+    sizeof(BatchesObject),
+    0,
+    Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+    Batches_slots,
+};
+
+int
+u8p_stream_exec(PyObject *module, u8p_state *st)
+{
+    if (u8p_add_type(module, &SR_spec, NULL, &st->stream_reader_type) < 0)
+        return -1;
+    return u8p_add_type(module, &Batches_spec, NULL, &st->stream_batches_type);
+}
