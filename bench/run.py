@@ -2,6 +2,7 @@
 
     python -m bench [--reader] [--quick|--full] [--isa] [--json PATH] [--plot PATH]
     python -m bench --arrow [--quick|--full] [--values N] [--json PATH]   (bench/arrow.py)
+    python -m bench --streams [--quick|--full] [--mb N] [--names N] [--json PATH]   (bench/streams.py)
     python -m bench --short [--quick|--full] [--json PATH]   (bench/short.py)
     python bench/run.py ...            (same thing)
 """
@@ -366,6 +367,10 @@ def main(argv=None):
         from bench import short
         argv.remove("--short")
         return short.main(argv)
+    if "--streams" in argv:  # StreamReader / StreamWriter: bench/streams.py
+        from bench import streams
+        argv.remove("--streams")
+        return streams.main(argv)
     if "--arrow" in argv:  # the Arrow in/out suite: bench/arrow.py
         from bench import arrow
         argv.remove("--arrow")
