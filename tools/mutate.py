@@ -209,8 +209,12 @@ MUTANTS = [
 # The README's test command (the default set: pyproject's addopts leave the
 # slow tests out) on every core; --slow runs the slow set after it for the
 # mutants the default set lets through.
-DEFAULT_RUN = ["-n", "auto"]
-SLOW_RUN = ["-n", "auto", "-m", "slow"]
+# test_tools' check that every mutant's text is in the sources fails on the
+# mutated copy by construction: it would "catch" every mutant, so it is left out
+_NOT_A_CATCH = ["--deselect",
+                "tests/test_tools.py::test_every_mutant_applies_to_the_current_sources"]
+DEFAULT_RUN = ["-n", "auto"] + _NOT_A_CATCH
+SLOW_RUN = ["-n", "auto", "-m", "slow"] + _NOT_A_CATCH
 
 
 def copy_tree(dst):
