@@ -17,8 +17,10 @@ from functools import partial
 
 import pytest
 
+import io
+
 import utf8pfx
-from utf8pfx import BufferReader, BufferWriter
+from utf8pfx import BufferReader, BufferWriter, StreamReader
 from support.reference import ref_encode, ref_encode_many
 
 _testcapi = pytest.importorskip("_testcapi")
@@ -256,3 +258,192 @@ def test_reader_error_paths(errors):
 
     walk(make_reader(BAD, errors), lambda r: r.read_strings, reader_state, expect,
          expected_error)
+
+
+# ------------------------------------------------------------ StreamReader
+#
+# The state of a stream reader is its position and the bytes it holds, and
+# what a later call can still read.  A pull reader that read from its source
+# before the failure keeps those bytes (an exception loses no record), so
+# there the bytes held plus those left in the source are compared instead
+# of `buffered` alone; a push reader must hold exactly what it held.  The
+# records still readable are those of a twin built the same way when the
+# snapshot is taken before the call, and the failed reader's own, drained
+# with the failures off, after it.
+
+S_WANT = [v for k, v in sorted(STRS.items()) if k != "surrogate"] + ["", "tail"]
+S_BLOB = BLOB  # the long_ucs2 record (6000 bytes) straddles small reads and feeds
+
+
+class _Stream:
+    """A reader built by build() (and, for batches, its iterator); `rest`
+    the records a twin still reads.  A push reader is drained after
+    feeding it `tail` and feed_eof()."""
+
+    def __init__(self, build, batch=None, tail=()):
+        self.tail = tail
+        self.r, self.src = build()
+        twin, _ = build()
+        self.rest = self.drain(twin)
+        self.it = self.r.batches(batch) if batch else None
+        self.taken = False
+
+    def drain(self, r=None):
+        r = self.r if r is None else r
+        if self.src is None:  # push mode
+            for c in self.tail:
+                r.feed(c)
+            r.feed_eof()
+        try:
+            return r.read_strings()
+        except ValueError as e:  # a UnicodeDecodeError too: where it is
+            return (type(e).__name__, e.data_offset, e.record_index)
+
+
+def stream_state(h):
+    held = h.r.buffered
+    if h.src is not None:
+        held += len(h.src.getbuffer()) - h.src.tell()
+    if not h.taken:  # before the call: the twin says what is left to read
+        h.taken = True
+        return (h.r.position, held, h.rest)
+    return (h.r.position, held, h.drain())
+
+
+class _Source(io.BytesIO):
+    """A BytesIO whose readinto raises with nothing consumed.  BytesIO's own
+    moves its position before it builds the count it returns, so a failure
+    there would lose the bytes inside the source; the reader keeps what a
+    source gave it, it cannot get back what a source dropped."""
+
+    def readinto(self, view):
+        pos = self.tell()
+        try:
+            return super().readinto(view)
+        except BaseException:
+            self.seek(pos)
+            raise
+
+
+def pull(data=S_BLOB, read_size=2500, skip=0):
+    def build():
+        src = _Source(data)
+        r = StreamReader(src, read_size=read_size)
+        for _ in range(skip):
+            next(r)
+        return r, src
+    return build
+
+
+def push(chunks, skip=0):
+    def build():
+        r = StreamReader()
+        for c in chunks:
+            r.feed(c)
+        for _ in range(skip):
+            next(r)
+        return r, None
+    return build
+
+
+def _expect_stream(value, rest):
+    """expect() for walk: the call returned `value` and `rest` is left."""
+    def expect(before, v, h):
+        assert v == value, v
+        assert h.drain() == rest
+    return expect
+
+
+# the stream in three pieces: the long record (6000 bytes of payload) cut
+# inside its payload, and the next cut one byte after it
+LONG_AT = len(ref_encode_many(S_WANT[:S_WANT.index("\u0101" * 3000)]))
+PIECES = [S_BLOB[:LONG_AT + 1000], S_BLOB[LONG_AT + 1000:LONG_AT + 6003],
+          S_BLOB[LONG_AT + 6003:]]
+
+
+@pytest.mark.parametrize("mode", ["pull", "push"])
+def test_stream_read_strings(mode):
+    build = pull() if mode == "pull" else push(PIECES)
+    raised = walk(lambda: _Stream(build), lambda h: h.r.read_strings, stream_state,
+                  _expect_stream(S_WANT, []))
+    assert raised >= 1
+
+
+@pytest.mark.parametrize("mode", ["pull", "push"])
+def test_stream_next_and_read_bytes(mode):
+    make_build = (lambda skip: pull(skip=skip)) if mode == "pull" else (
+        lambda skip: push(PIECES, skip=skip))
+    i = S_WANT.index("\u0101" * 3000)  # the record that straddles reads or feeds
+    raised = walk(lambda: _Stream(make_build(i)), lambda h: h.r.__next__, stream_state,
+                  _expect_stream(S_WANT[i], S_WANT[i + 1:]))
+    assert raised >= 1
+    walk(lambda: _Stream(make_build(i)), lambda h: h.r.read_bytes, stream_state,
+         _expect_stream(S_WANT[i].encode(), S_WANT[i + 1:]))
+    walk(lambda: _Stream(make_build(0)), lambda h: h.r.read_string, stream_state,
+         _expect_stream(S_WANT[0], S_WANT[1:]))
+
+
+@pytest.mark.parametrize("mode", ["pull", "push"])
+def test_stream_batches_step(mode):
+    build = pull() if mode == "pull" else push(PIECES)
+    raised = walk(lambda: _Stream(build, batch=3), lambda h: h.it.__next__, stream_state,
+                  _expect_stream(S_WANT[:3], S_WANT[3:]))
+    assert raised >= 1
+
+
+def test_stream_feed():
+    """feed() of the piece that completes the straddling record: the copy
+    into a window that must grow."""
+    def expect(before, v, h):
+        assert v is None and h.r.buffered == before[1] + len(PIECES[1])
+        h.tail = PIECES[2:]
+        assert h.drain() == S_WANT
+
+    raised = walk(lambda: _Stream(push(PIECES[:1]), tail=PIECES[1:]),
+                  lambda h: partial(h.r.feed, PIECES[1]), stream_state, expect)
+    assert raised >= 1
+
+
+@pytest.mark.parametrize("mode", ["pull", "push"])
+@pytest.mark.parametrize("errors", ["strict", "replace"])
+def test_stream_error_paths(mode, errors):
+    """The annotated errors (record_index, the note, the ValueError rebuilt
+    with data_offset) and a handler's replacement under allocation failure;
+    the bad record comes after the straddling one."""
+    data = S_BLOB + BAD
+    if mode == "pull":
+        def build():
+            src = _Source(data)
+            return StreamReader(src, read_size=2500, errors=errors), src
+    else:
+        def build():
+            r = StreamReader(errors=errors)
+            r.feed(data[:LONG_AT + 1000])
+            r.feed(data[LONG_AT + 1000:])
+            r.feed_eof()
+            return r, None
+    bad_at = len(S_BLOB) + 3  # the prefix of the bad record
+
+    def expect(before, v, h):
+        assert errors == "replace" and v == S_WANT + ["ok", "ab\ufffdcd"], v
+
+    def expected_error(e):
+        assert errors == "strict"
+        assert type(e) is UnicodeDecodeError, e
+        assert (e.data_offset, e.record_index) == (bad_at + 1 + 2, len(S_WANT) + 1)
+
+    walk(lambda: _Stream(build), lambda h: h.r.read_strings, stream_state, expect,
+         expected_error)
+    # a prefix error, rebuilt as a ValueError with its offsets
+    def build_prefix():
+        r = StreamReader()
+        r.feed(S_BLOB + b"\xff" * 11)
+        r.feed_eof()
+        return r, None
+
+    def expected_prefix_error(e):
+        assert type(e) is ValueError and "(record index %d)" % len(S_WANT) in str(e)
+        assert (e.data_offset, e.record_index) == (len(S_BLOB), len(S_WANT))
+
+    walk(lambda: _Stream(build_prefix), lambda h: h.r.read_strings, stream_state,
+         lambda b, v, h: pytest.fail(repr(v)), expected_prefix_error)

@@ -1,5 +1,5 @@
 """Leaks and reference counts: a million mixed writer and reader
-operations, every error path among them (each exception type the API
+operations (BufferWriter, BufferReader, the streams), every error path among them (each exception type the API
 raises, custom handlers that raise, iterators that raise mid-batch), with
 tracemalloc's traced memory and the process RSS flat afterwards and
 sys.getrefcount of the inputs, handlers and error objects unchanged; a read
@@ -12,13 +12,14 @@ freed memory in quarantine).  tests/support/leak_workload.py is the same
 loop for valgrind (.ci/steps/25-valgrind.sh).
 """
 import gc
+import io
 import os
 import sys
 import tracemalloc
 
 import pytest
 
-from utf8pfx import BufferReader, BufferWriter, decode
+from utf8pfx import BufferReader, BufferWriter, StreamReader, StreamWriter, decode
 from support.leak_workload import CYCLE_OPS, Workload
 from support.reference import pfx
 
@@ -75,7 +76,9 @@ def test_the_probes_see_a_leak():
     try:
         gc.collect()
         t0, _ = tracemalloc.get_traced_memory()
-        for i in range(5000):
+        # 2000 objects of about 90 bytes each, traced: near three times the
+        # bound
+        for i in range(2000):
             wl.run(1)
             kept.append(wl.writer.getvalue()[:40] + bytes([i & 0xFF]))
         gc.collect()
@@ -95,11 +98,39 @@ def test_no_leak_in_read_loop():
     data = w.getvalue()
     bad = pfx(b"x" * 10 + b"\xff")
 
+    sink = io.BytesIO()
+    items = ["short", "héllo", "😀"] * 3
+    sdata = BufferWriter()
+    sdata.write_strings(items)
+    sdata = sdata.getvalue()
+
     def run(k):
         for _ in range(k):
             r = BufferReader(data)
             r.read_strings()
             r.close()
+            # the streams: a pull reader, a push reader with a record cut
+            # between feeds and its not-now and decode errors, a writer
+            # flushing to its sink
+            StreamReader(io.BytesIO(sdata), read_size=16).read_strings()
+            s = StreamReader()
+            s.feed(sdata[:10])
+            s.read_strings()
+            try:
+                s.read_string()
+            except BlockingIOError:
+                pass
+            s.feed(sdata[10:])
+            s.feed(bad)
+            s.feed_eof()
+            try:
+                s.read_strings()
+            except UnicodeDecodeError:
+                pass
+            sink.seek(0)
+            sink.truncate()
+            with StreamWriter(sink, flush_size=64) as sw:
+                sw.write_strings(items)
             try:
                 decode(bad)
             except UnicodeDecodeError:
@@ -127,13 +158,24 @@ def test_no_leak_in_read_loop():
 def test_writers_and_readers_release_what_they_hold():
     name = "".join(["surrogate", "pass"])  # a fresh str object, not interned
     data = bytearray(b"\x01a")
-    before = (sys.getrefcount(name), sys.getrefcount(data))
+    src = io.BytesIO(b"\x01a\x01b")
+    sink = io.BytesIO()
+    watched = (name, data, src, sink)
+    before = [sys.getrefcount(o) for o in watched]
     for _ in range(500):
         w = BufferWriter(16, errors=name)
         w.write_string("x")
         r = BufferReader(data, errors=name)
         r.read_string()
-        del w, r
+        src.seek(0)
+        sr = StreamReader(src, errors=name, read_size=3)
+        sr.read_string()  # the rest stays held
+        pr = StreamReader(errors=name)
+        pr.feed(data)  # a copy: no export of data kept
+        pr.read_string()
+        sw = StreamWriter(sink, errors=name, flush_size=1)
+        sw.write_string("y")
+        del w, r, sr, pr, sw  # the StreamWriter not closed: nothing keeps it
     gc.collect()
-    assert (sys.getrefcount(name), sys.getrefcount(data)) == before
+    assert [sys.getrefcount(o) for o in watched] == before
     data.extend(b"ok")  # no export left behind

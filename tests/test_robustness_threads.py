@@ -21,7 +21,17 @@ calls that release it for large bodies hold the object's own lock, so calls
 on one object never overlap.  The stress tests hold for any implementation
 that makes each call atomic, and check every record whole.  A tiny switch
 interval makes the interpreter hand the GIL over as often as it can.
+
+StreamReader: threads share one reader pulling from a pipe, or pushed by
+a feeder thread, each thread with its own kind of call; every record comes
+once, each call's records in stream order.  A thread waiting for another's
+call on the same reader releases the GIL (checked in a child process: a
+waiter holding it would hang, which the child's timeout turns into a
+failure).
 """
+import os
+import random
+import subprocess
 import sys
 import threading
 import time
@@ -31,6 +41,7 @@ import pytest
 import utf8pfx
 from utf8pfx import BufferReader, BufferWriter, decode_all
 from support.reference import ref_encode
+from support.subproc import run_python
 
 BIG = 1 << 20  # U8P_NOGIL_MIN
 
@@ -443,3 +454,215 @@ def test_threads_with_their_own_objects_and_errors(busy_switching):
         back = decode_all(w, "surrogateescape")
         assert len(back) == (160 if tid % 2 else 200)
     _run(work)
+
+
+# ====================================================== StreamReader: threads
+
+S_RECORDS = 3000
+
+
+def _stream_records():
+    # each record names its index; every storage kind, some long enough to
+    # straddle the small reads and feeds below
+    return ["%05d %s" % (i, "\u00e9\u20ac\U0001F600x"[i % 4] * (i % 97)) for i in range(S_RECORDS)]
+
+
+def _check_calls(calls):
+    """calls: per thread, the record lists of its calls.  Every record once,
+    each call's records consecutive, each thread's calls in stream order."""
+    want = _stream_records()
+    flat = sorted(s for part in calls for call in part for s in call)
+    assert flat == want
+    assert sum(1 for part in calls if part) >= 2, "one thread made every call"
+    for part in calls:
+        idx = [int(s[:5]) for call in part for s in call]
+        assert idx == sorted(idx)
+        for call in part:
+            ci = [int(s[:5]) for s in call]
+            assert ci and ci == list(range(ci[0], ci[0] + len(ci))), ci
+
+
+def _chunks(blob, seed):
+    rnd = random.Random(seed)
+    i = 0
+    while i < len(blob):
+        n = rnd.choice((1, 3, 17, 250, 4096))
+        yield blob[i:i + n]
+        i += n
+
+
+def test_threads_share_one_pull_stream_reader_over_a_pipe(busy_switching):
+    """A writer thread puts the stream into a pipe in pieces of every size;
+    four threads read it through one StreamReader, each with another call."""
+    records = _stream_records()
+    blob = b"".join(utf8pfx.encode(s) for s in records)
+    rfd, wfd = os.pipe()
+    src = os.fdopen(rfd, "rb", buffering=0)
+
+    def feed():
+        with os.fdopen(wfd, "wb", buffering=0) as f:
+            for c in _chunks(blob, 1):
+                f.write(c)
+
+    r = utf8pfx.StreamReader(src, read_size=64)
+    calls = [[] for _ in range(4)]
+    end = len(blob)
+
+    def work(tid):
+        mine = calls[tid]
+        batches = r.batches(5)
+        single = False
+        while True:
+            # between calls the GIL goes to another thread: a woken waiter
+            # otherwise often finds the reader taken again by the same thread
+            time.sleep(0)
+            if single or tid == 0:
+                x = next(r, None)
+                if x is None:
+                    return
+                mine.append([x])
+                continue
+            try:
+                if tid == 1:
+                    mine.append(r.read_strings(3))
+                elif tid == 2:
+                    mine.append([r.read_bytes().decode()])
+                else:
+                    b = next(batches, None)
+                    if b is None:
+                        return
+                    mine.append(b)
+            except ValueError as e:
+                # the clean end, fewer records left than asked for: the
+                # rest (if any) one at a time
+                assert e.data_offset == end, e
+                single = True
+
+    feeder = threading.Thread(target=feed)
+    feeder.start()
+    try:
+        _run(work, 4)
+    finally:
+        feeder.join()
+        src.close()
+    _check_calls(calls)
+    assert r.position == end and r.buffered == 0
+
+
+def test_threads_share_one_push_stream_reader(busy_switching):
+    """One thread feeds the stream in pieces, three read it, each with
+    another call; before feed_eof() an empty answer means "not yet"."""
+    records = _stream_records()
+    blob = b"".join(utf8pfx.encode(s) for s in records)
+    r = utf8pfx.StreamReader()
+    eof = threading.Event()
+    calls = [[] for _ in range(4)]
+
+    def work(tid):
+        if tid == 3:  # the feeder
+            for c in _chunks(blob, 2):
+                r.feed(c)
+            r.feed_eof()
+            eof.set()
+            return
+        mine = calls[tid]
+        single = False
+        while True:
+            time.sleep(0)
+            ended = eof.is_set()  # read before the call: then it sees the end
+            try:
+                if single or tid == 0:
+                    x = next(r, None)  # None: no complete record held now
+                    got = [] if x is None else [x]
+                elif tid == 1:
+                    got = r.read_strings(3)
+                else:
+                    got = next(r.batches(4), [])
+            except ValueError as e:
+                assert ended and e.data_offset == len(blob), e
+                single = True
+                continue
+            if got:
+                mine.append(got)
+            if not got:
+                if ended:
+                    return
+                time.sleep(0.0002)
+
+    _run(work, 4)
+    _check_calls(calls)
+    assert r.position == len(blob) and r.buffered == 0
+
+
+_WAITER = r'''
+import dis, sys, threading, time
+from utf8pfx import StreamReader, encode
+
+inside, go = threading.Event(), threading.Event()
+
+class Source:
+    """Holds the reader's first call in its readinto until `go`."""
+    def __init__(self):
+        self.data = [encode("first") + encode("second")]
+    def readinto(self, view):
+        if not self.data:
+            return 0
+        inside.set()
+        go.wait()
+        d = self.data.pop()
+        view[:len(d)] = d
+        return len(d)
+
+r = StreamReader(Source())
+out = {}
+
+def run_a():
+    out["a"] = r.read_string()
+
+def run_b():
+    out["b"] = r.read_string()
+
+# the offset of B's call of read_string: a frame inside a C call has its
+# f_lasti there
+call_at = [i.offset for i in dis.get_instructions(run_b) if i.opname == "CALL"][-1]
+a = threading.Thread(target=run_a)
+b = threading.Thread(target=run_b)
+a.start()
+inside.wait()  # A is inside its call, in the source's readinto
+b.start()
+deadline = time.monotonic() + 10
+while True:  # until B is inside its own call of read_string
+    f = sys._current_frames().get(b.ident)
+    if f is not None and f.f_code is run_b.__code__ and f.f_lasti == call_at:
+        break
+    if time.monotonic() > deadline:
+        go.set()
+        sys.exit("B was never seen inside its call")
+    time.sleep(0.0005)
+# B waits for A's call to end.  This thread runs meanwhile: B does not hold
+# the GIL while it waits (if it did, nothing below would run and A could not
+# finish either)
+spins = 0
+t0 = time.perf_counter()
+while time.perf_counter() - t0 < 0.03:
+    spins += 1
+f = sys._current_frames().get(b.ident)
+still = "b" not in out and f is not None and f.f_lasti == call_at
+go.set()
+a.join()
+b.join()
+print(out["a"], out["b"], spins > 0, still)
+'''
+
+
+def test_stream_reader_waiting_thread_releases_the_gil():
+    """Thread A is inside a call on a StreamReader (its source blocks); thread
+    B calls the same reader and waits.  The main thread keeps running while
+    B waits, and B then gets the record after A's.  A waiter holding the GIL
+    would hang the child, which the timeout turns into a failure."""
+    try:
+        p = run_python(["-c", _WAITER], timeout=30)
+    except subprocess.TimeoutExpired:
+        pytest.fail("the child hung: a thread waiting for the reader holds the GIL")
+    assert p.returncode == 0, p.stderr.decode()
+    assert p.stdout.decode().split() == ["first", "second", "True", "True"]

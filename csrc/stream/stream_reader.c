@@ -251,11 +251,19 @@ sr_annotate(Py_ssize_t at, Py_ssize_t idx)
             goto fail;
 #if PY_VERSION_HEX >= 0x030B0000
         {
-            PyObject *r = PyObject_CallMethod(
-                v, "add_note", "N",
-                PyUnicode_FromFormat("utf8pfx: in record index %zd of the stream, which "
-                                     "starts at offset %zd",
-                                     idx, at));
+            /* The note is made, and checked, before the call: with a NULL
+             * argument PyObject_CallMethod would look add_note up with the
+             * MemoryError already set, and raise AttributeError in its
+             * place.  "O", not "N": a failed lookup returns before the
+             * arguments are built, and would leak a stolen note. */
+            PyObject *note = PyUnicode_FromFormat(
+                "utf8pfx: in record index %zd of the stream, which starts at offset %zd", idx,
+                at);
+            PyObject *r;
+            if (note == NULL)
+                goto fail;
+            r = PyObject_CallMethod(v, "add_note", "O", note);
+            Py_DECREF(note);
             if (r == NULL)
                 goto fail;
             Py_DECREF(r);

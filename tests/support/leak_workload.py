@@ -2,12 +2,13 @@
 the leak test (tests/test_robustness_leaks.py) and the valgrind run
 (python tests/support/leak_workload.py CYCLES).  Not a test module itself."""
 import codecs
+import io
 import sys
 
 import utf8pfx
-from utf8pfx import BufferReader, BufferWriter
+from utf8pfx import BufferReader, BufferWriter, StreamReader, StreamWriter
 
-CYCLE_OPS = 44  # operations per cycle (counted by hand below)
+CYCLE_OPS = 56  # operations per cycle (counted by hand below)
 
 _ERR = ValueError("handler refuses")  # one error object, raised again and again
 
@@ -35,9 +36,34 @@ class Boom(Exception):
     pass
 
 
+class BoomSource:
+    """A pull source whose read fails."""
+
+    def readinto(self, view):
+        raise Boom()
+
+
+class BoomSink:
+    """A StreamWriter sink whose write fails."""
+
+    def write(self, b):
+        raise Boom()
+
+
+class Reentrant:
+    """A pull source that calls back into its reader: RuntimeError."""
+
+    def __init__(self):
+        self.reader = None
+
+    def readinto(self, view):
+        return self.reader.read_string()
+
+
 class Workload:
     EXPECTED_ERRORS = ("UnicodeEncodeError", "UnicodeDecodeError", "ValueError", "TypeError",
-                       "OverflowError", "BufferError", "LookupError", "RuntimeError", "Boom")
+                       "OverflowError", "BufferError", "LookupError", "RuntimeError", "Boom",
+                       "BlockingIOError")
 
     def __init__(self):
         self.ascii = "".join(["plain ascii ", "text"])
@@ -59,6 +85,9 @@ class Workload:
         self.raise_writer = BufferWriter(errors="utf8pfx-leak-raise")
         self.garbage_writer = BufferWriter(errors="utf8pfx-leak-garbage")
         self.custom_writer = BufferWriter(errors="utf8pfx-leak-replace")
+        self.sink = io.BytesIO()
+        self.boom_sink = BoomSink()
+        self.boom_source = BoomSource()
         self.errors_seen = set()
 
     def watched(self):
@@ -67,7 +96,7 @@ class Workload:
                 self.items, self.bad_items, self.blob, self.bad_blob, self.refused_blob,
                 self.raw,
                 _raising_handler, _garbage_handler, _replacing_handler, _ERR, self.writer,
-                self.sur_writer, self.raise_writer]
+                self.sur_writer, self.raise_writer, self.sink, self.boom_sink, self.boom_source]
 
     def _boom_iter(self):
         yield self.ascii
@@ -140,6 +169,29 @@ class Workload:
             r.close()
             ex(ValueError, r.read_string)  # closed
             ex(ValueError, BufferReader(b"\x80" * 11).read_vint)
+            # 6 stream successes: pushed in two pieces with a record cut
+            # between them, then a StreamWriter flushing as it goes
+            sr = StreamReader()
+            sr.feed(self.blob[:20])
+            list(sr)
+            sr.feed(memoryview(self.blob)[20:])
+            sr.read_strings()
+            self.sink.seek(0)
+            self.sink.truncate()
+            StreamWriter(self.sink, flush_size=32).write_strings(self.items)
+            # 6 stream errors; the pull reader's batches come in short reads
+            # before the record cut off by the end of the stream
+            ex(BlockingIOError, sr.read_string)  # before feed_eof(): not now
+            sr.feed(self.bad_blob)
+            sr.feed_eof()
+            ex(UnicodeDecodeError, sr.read_strings)
+            ex(ValueError, list, StreamReader(io.BytesIO(self.blob[:-1]), read_size=16).batches(2))
+            ex(Boom, StreamReader(self.boom_source, read_size=64).read_strings)
+            re = Reentrant()
+            re.reader = StreamReader(re, read_size=64)
+            ex(RuntimeError, re.reader.read_string)
+            re.reader = None  # the cycle source <-> reader, broken by hand
+            ex(Boom, StreamWriter(self.boom_sink, flush_size=8).write_strings, self.items)
 
 
 if __name__ == "__main__":
