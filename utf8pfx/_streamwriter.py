@@ -317,13 +317,19 @@ class StreamWriter:
         finally:
             self._leave()
 
-    def _chunk_size(self) -> int:
+    def _chunk_size(self, seq: bool) -> int:
         room = self._flush_size - len(self._w)
         if self._rsum <= 0:
             k = min(_FIRST_CHUNK, room // 32)
+        elif seq:
+            # a list or tuple holds its strs anyway: a chunk may fill the
+            # whole room, so a batch that fits goes to the C in one call
+            k = int(room * self._rsum / self._bsum)
         else:
             k = int(room * self._rsum / (2 * self._bsum))
-        return 1 if k < 1 else (k if k < _MAX_CHUNK else _MAX_CHUNK)
+            if k > _MAX_CHUNK:
+                k = _MAX_CHUNK
+        return 1 if k < 1 else k
 
     def _strings_locked(self, iterable: Any) -> int:
         w = self._w
@@ -338,11 +344,22 @@ class StreamWriter:
             _note(e, 0)
             raise
         pos = 0
+        if seq and len(w) and self._rsum > 0 and \
+                self._chunk_size(seq) < len(iterable) <= self._flush_size * self._rsum / self._bsum:
+            # a sequence that fits an empty buffer but not the room left:
+            # flush first, and it goes to the C in one call, not sliced
+            try:
+                self._flush_locked()
+            except BaseException as e:
+                _note(e, 0)
+                raise
         while True:
-            k = self._chunk_size()
+            k = self._chunk_size(seq)
             pulled: Optional[BaseException] = None
             if seq:
-                chunk = iterable[pos:pos + k]
+                # the sequence itself when the rest of it is all of it: a
+                # slice would copy (and count references to) every item
+                chunk = iterable if pos == 0 and k >= len(iterable) else iterable[pos:pos + k]
                 pos += len(chunk)
             else:
                 chunk = []
