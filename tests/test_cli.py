@@ -253,6 +253,20 @@ def test_a_record_larger_than_the_chunk(tmp_path):
     assert r.out == ("a\n" + big + "\nz\n").encode()
 
 
+def test_decode_batches_hold_about_one_chunk_whatever_the_record_lengths():
+    # many short records, then long ones: a batch sized by a count of records
+    # would take as many long ones as it took short ones, and hold them all
+    short, long_ = ["s"] * 5000, ["L" * 10_000] * 200
+    blob = ref_encode_many(short + long_ + short)
+    chunk = 50_000
+    got, biggest = [], 0
+    for batch in _stream.batches(io.BytesIO(blob), utf8pfx.StreamReader(), chunk=chunk):
+        got.extend(batch)
+        biggest = max(biggest, sum(len(s) for s in batch))
+    assert got == short + long_ + short
+    assert biggest <= chunk + 10_000
+
+
 def test_decode_json_is_lossless(tmp_path):
     # newlines and (with surrogateescape) bytes that are not UTF-8
     payloads = [b"two\nlines", b"bad \xff", b"\xed\xa0\x80", "ok é".encode()]
@@ -337,22 +351,6 @@ def test_decode_overlong_varint_mid_stream(tmp_path, chunk):
     r = cli("decode", "-", "--chunk-size", chunk, stdin=data)
     assert r.rc == 1
     assert "record 3" in r.err and f"offset {len(good)}" in r.err and "10 bytes" in r.err
-
-
-def test_header_parser():
-    # (prefix bytes, declared length) or None when the prefix is cut short
-    assert _stream.header("varint", b"\x05", 0) == (1, 5)
-    assert _stream.header("varint", b"xx\xac\x02", 2) == (2, 300)
-    assert _stream.header("varint", b"\x80\x80", 0) is None
-    assert _stream.header("varint", b"\xff" * 10, 0) == (10, 0)
-    assert _stream.header("zigzag", b"\x0a", 0) == (1, 5)
-    assert _stream.header("zigzag", b"\x01", 0) == (1, -1)
-    assert _stream.header("varint+1", b"\x06", 0) == (1, 5)
-    assert _stream.header("u16be", b"\x01\x02", 0) == (2, 258)
-    assert _stream.header("u16be", b"\x01", 0) is None
-    assert _stream.header("i32be", b"\xff\xff\xff\xff", 0) == (4, -1)
-    assert _stream.header("u32le", b"\x01\x02\x00\x00", 0) == (4, 513)
-    assert _stream.shift_offsets("at offset 3, offset 10", 100) == "at offset 103, offset 110"
 
 
 # --- inspect -----------------------------------------------------------------
@@ -538,6 +536,16 @@ def test_presets_encode_decode_inspect(tmp_path, prefix, encoding, chunk):
     last = len(expected) - len(PRESET_PREFIX[prefix](200)) - 200
     r = cli("decode", cut, *flags)
     assert r.rc == 1 and f"offset {last}" in r.err
+
+
+def test_presets_a_line_too_long_for_the_prefix_is_bad_data(tmp_path):
+    _skip_without_presets()
+    src = tmp_path / "long.txt"
+    src.write_text("ok\n" + "x" * 70_000 + "\nafter\n", encoding="utf-8")
+    out = tmp_path / "o.bin"
+    r = cli("encode", src, "-o", out, "--prefix", "u16be", "--chunk-size", 1000)
+    assert r.rc == 1 and "line 2:" in r.err and "65535" in r.err
+    assert not out.exists()
 
 
 # --- progress ------------------------------------------------------------------
@@ -742,12 +750,13 @@ def _good_records_then_error(blob):
 
 
 def _stream_all(blob, chunk, size=None):
-    """What RecordStream reads of blob: the strings, and (index, offset) of
+    """What decode reads of blob (chunk bytes at a time, the file's size as
+    the reader's max_record when sized): the strings, and (index, offset) of
     the bad data it stopped at (None if none)."""
-    stream = _stream.RecordStream(io.BytesIO(blob), chunk=chunk, size=size)
+    reader = utf8pfx.StreamReader(max_record=size)
     got = []
     try:
-        for batch in stream.batches():
+        for batch in _stream.batches(io.BytesIO(blob), reader, chunk=chunk, size=size):
             got.extend(batch)
     except _stream.BadData as exc:
         return got, (exc.index, exc.offset)
@@ -757,9 +766,8 @@ def _stream_all(blob, chunk, size=None):
 @given(st.lists(st.text(mixed_char, max_size=40), max_size=30), st.integers(1, 40))
 def test_chunked_stream_equals_the_codec(strings, chunk):
     blob = b"".join(ref_encode(s, "surrogatepass") for s in strings)
-    stream = _stream.RecordStream(io.BytesIO(blob), chunk=chunk,
-                                  reader_kw={"errors": "surrogatepass"})
-    got = [s for batch in stream.batches() for s in batch]
+    reader = utf8pfx.StreamReader(errors="surrogatepass")
+    got = [s for batch in _stream.batches(io.BytesIO(blob), reader, chunk=chunk) for s in batch]
     assert got == [s.encode("utf-8", "surrogatepass").decode("utf-8", "surrogatepass")
                    for s in strings]
 

@@ -20,13 +20,13 @@ import os
 import sys
 from typing import IO, Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
-from . import BufferWriter, __version__, isa, utf8_length
+from . import BufferReader, BufferWriter, StreamReader, StreamWriter, __version__, isa, utf8_length
 from ._reference import ENCODINGS, PREFIXES, storage_kind
 from ._reference import STORAGE_KINDS as KINDS
 # split_lines is not used here, but stays importable from utf8pfx.__main__ with
 # the command line's other helpers (storage_kind, read_sample)
-from ._stream import (CHUNK, BadData, Output, Progress, RecordStream, lines_of, read_sample,
-                      split_lines)  # noqa: F401
+from ._stream import (CHUNK, BadData, Output, Progress, Source, bad_record, batches, lines_of,
+                      read_sample, split_lines)  # noqa: F401
 
 
 class UsageError(Exception):
@@ -48,8 +48,6 @@ def check_core_accepts(kw: Dict[str, Any]) -> None:
     """UsageError when this build of the core has no wire-format presets."""
     if not kw:
         return
-    from . import BufferReader
-
     try:
         BufferWriter(**kw)
         BufferReader(b"", **kw)
@@ -147,8 +145,8 @@ class Stats:
 # --- encode ------------------------------------------------------------------
 
 class _Discard:
-    def write(self, data: Any) -> None:
-        pass
+    def write(self, data: Any) -> int:
+        return len(data)
 
     def commit(self) -> None:
         pass
@@ -177,14 +175,20 @@ def _json_strings(lines: List[bytes], first: int) -> List[str]:
     return out
 
 
+_REFUSED = (UnicodeEncodeError, ValueError, OverflowError)  # a string the format cannot hold
+
+
 def _encode_failure(strings: List[str], first: int, args: argparse.Namespace,
                     kw: Dict[str, Any], exc: Exception) -> BadData:
-    # find the culprit one string at a time (write_strings is all or nothing)
+    # find the culprit one string at a time, after those the writer took
+    # (write_strings is all or nothing while it has not flushed)
     probe = BufferWriter(errors=args.errors, **kw)
-    for i, s in enumerate(strings):
+    taken = getattr(exc, "records_accepted", None) or 0
+    for i in range(taken, len(strings)):
+        s = strings[i]
         try:
             probe.write_string(s)
-        except (UnicodeEncodeError, ValueError) as e:
+        except _REFUSED as e:
             what = "record" if args.json else "line"
             return BadData(f"{what} {first + i}: {e}", None, first + i)
         probe.clear()
@@ -206,23 +210,21 @@ def cmd_encode(args: argparse.Namespace) -> int:
     show = sample or args.summary
     stats = Stats() if show else None
     progress = make_progress(args, "encode", size)
-    w = BufferWriter(errors=args.errors, **kw)
-    total = 0
     # the sample alone only prints its summary; with -o it is written too
     out: Any = open_output(args.output) if (args.output is not None or not sample) else _Discard()
     with converting(f, out, progress):
+        w = StreamWriter(out, flush_size=args.chunk_size, errors=args.errors, **kw)
         for first, lines in lines_of(f, args.errors, chunk=args.chunk_size, progress=progress,
                                      decode=not args.json):
             strings = _json_strings(lines, first) if args.json else lines
             try:
                 w.write_strings(strings)
-            except (UnicodeEncodeError, ValueError) as exc:
+            except _REFUSED as exc:
                 raise _encode_failure(strings, first, args, kw, exc) from None
-            total += len(w)
-            out.write(memoryview(w))
-            w.clear()
             if stats is not None:
                 stats.add(strings, args.errors)
+        w.close()
+        total = w.position
     if stats is not None:
         to_stdout = sample and args.output is None
         print(f"source: {name}\n" + stats.text(total),
@@ -246,18 +248,20 @@ def cmd_decode(args: argparse.Namespace) -> int:
     check_core_accepts(kw)
     f, size, name = open_input(args.blob)
     progress = make_progress(args, "decode", size)
-    stream = RecordStream(f, size=size, chunk=args.chunk_size, prefix=args.prefix or "varint",
-                          reader_kw=dict(kw, errors=args.errors), progress=progress)
+    # a declared length beyond the file's size fails at once, not at its end
+    reader = StreamReader(errors=args.errors, max_record=size, **kw)
     newlines = 0
+    count = 0  # records written
     out = open_output(args.output)
     with converting(f, out, progress):
-        for strings in stream.batches():
+        for strings in batches(f, reader, chunk=args.chunk_size, size=size, progress=progress):
+            count += len(strings)
             if args.json:
                 text = "\n".join(map(_json_line, strings)) + "\n"
                 data = text.encode("utf-8")
             else:
                 if None in strings:
-                    at = stream.count - len(strings) + strings.index(None)
+                    at = count - len(strings) + strings.index(None)
                     raise BadData(f"record {at} is null, which text lines cannot show: use --json",
                                   None, at)
                 text = "\n".join(strings) + "\n"
@@ -269,7 +273,7 @@ def cmd_decode(args: argparse.Namespace) -> int:
                         try:
                             s.encode("utf-8", args.errors)
                         except UnicodeEncodeError as exc:
-                            at = stream.count - len(strings) + i
+                            at = count - len(strings) + i
                             raise BadData(f"record {at} cannot be written as UTF-8 text ({exc}): "
                                           f"use --json, or --errors surrogatepass", None, at) from None
                     raise
@@ -304,60 +308,66 @@ def _bucket(n: int) -> str:
 
 
 def cmd_inspect(args: argparse.Namespace) -> int:
-    from ._stream import header
-
     kw = format_kw(args)
     check_core_accepts(kw)
-    prefix = args.prefix or "varint"
     f, size, name = open_input(args.blob)
-    stream = RecordStream(f, size=size, chunk=args.chunk_size, prefix=prefix,
-                          reader_kw=dict(kw, errors="strict"))
+    # the source keeps the bytes read, so each record's prefix is shown as the
+    # file has it; the reader finds the records and checks them
+    src = Source(f)
+    reader = StreamReader(src, errors="strict", read_size=args.chunk_size, max_record=size, **kw)
     kinds = dict.fromkeys(KINDS + ("null",), 0)
     widths: Dict[int, int] = {}
     hist: Dict[int, int] = {}
     payload = prefix_bytes = code_points = 0
     longest = -1
     shortest: Optional[int] = None
-    shown = 0
+    shown = count = 0
     limit = args.limit
     say = sys.stdout.write
     if limit:
         say(f"{'offset':>10}  {'prefix':<12} {'length':>7}  {'kind':<5}  "
             f"{'bytes' if args.hex else 'text'}\n")
     failure: Optional[BadData] = None
+    there = b""
+    start = 0
     try:
-        for recs, buf, base in stream.records():
-            for start, end, value in recs:
-                h = header(prefix, buf, start - base)
-                hw = h[0] if h else 0
-                n = end - start - hw
-                prefix_bytes += hw
-                payload += n
-                widths[hw] = widths.get(hw, 0) + 1
-                key = n.bit_length()
-                hist[key] = hist.get(key, 0) + 1
-                longest = max(longest, n)
-                shortest = n if shortest is None else min(shortest, n)
-                kind = "null" if value is None else storage_kind(value)
-                kinds[kind] += 1
-                if value is not None:
-                    code_points += len(value)
-                if shown < limit:
-                    shown += 1
-                    p = buf[start - base:start - base + hw].hex(" ")
-                    if args.hex:
-                        raw = buf[start - base + hw:end - base]
-                        col = raw[:24].hex(" ") + (" …" if len(raw) > 24 else "")
-                    else:
-                        col = preview(value, 48)
-                    say(f"{start:>10}  {p:<12} {n:>7}  {kind:<5}  {col}\n")
-    except BadData as exc:
-        failure = exc
+        for value in reader:
+            end = reader.position
+            record = src.take(start, end)
+            body = BufferReader(record, **kw).read_bytes()  # None: the null marker
+            n = len(body) if body is not None else 0
+            hw = len(record) - n
+            count += 1
+            prefix_bytes += hw
+            payload += n
+            widths[hw] = widths.get(hw, 0) + 1
+            key = n.bit_length()
+            hist[key] = hist.get(key, 0) + 1
+            longest = max(longest, n)
+            shortest = n if shortest is None else min(shortest, n)
+            kind = "null" if value is None else storage_kind(value)
+            kinds[kind] += 1
+            if value is not None:
+                code_points += len(value)
+            if shown < limit:
+                shown += 1
+                p = record[:hw].hex(" ")
+                if args.hex:
+                    raw = record[hw:]
+                    col = raw[:24].hex(" ") + (" …" if len(raw) > 24 else "")
+                else:
+                    col = preview(value, 48)
+                say(f"{start:>10}  {p:<12} {n:>7}  {kind:<5}  {col}\n")
+            start = end
+    except ValueError as exc:
+        if getattr(exc, "record_index", None) is None:
+            raise
+        failure = bad_record(exc, reader.position, size)
+        there = src.peek(reader.position, 16)  # the bytes of the refused record
     finally:
         if f is not sys.stdin.buffer:
             f.close()
-    count = stream.count
-    end = stream.consumed
+    end = reader.position
     say("\n")
     if limit and count > shown:
         say(f"(first {shown} of {count} records listed; --limit N shows more)\n")
@@ -377,10 +387,9 @@ def cmd_inspect(args: argparse.Namespace) -> int:
             bar = "#" * max(1, round(40 * hist[key] / top))
             say(f"  {label:>13}  {hist[key]:>10}  {bar}\n")
     if failure is not None:
-        head = stream.head.hex(" ")
         say(f"bad data at offset {failure.offset}: {failure}\n")
-        if head:
-            say(f"bytes there: {head}{' …' if len(stream.head) == 16 else ''}\n")
+        if there:
+            say(f"bytes there: {there.hex(' ')}{' …' if len(there) == 16 else ''}\n")
         print(f"utf8pfx: {name}: {failure}", file=sys.stderr)
         return 1
     return 0

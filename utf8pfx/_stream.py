@@ -1,9 +1,12 @@
 """Streaming helpers of the command line: blobs and text read in chunks.
 
-Nothing here holds a whole input in memory: text is read chunk by chunk and
-cut at its last newline; a blob is read chunk by chunk and cut after its
-last complete record, the incomplete record being carried over to the next
-chunk.  Memory is therefore about one chunk plus the longest record (or line).
+Nothing here holds a whole input in memory.  Text is read chunk by chunk and
+cut at its last newline; a blob is fed chunk by chunk to a ``StreamReader``,
+which finds and decodes its records and keeps the one a chunk cut until the
+next chunk completes it.  Memory is therefore about one chunk plus the
+longest record (or line).  What is here is the command line's own: reading
+the chunks (and reporting them to the progress meter), turning the reader's
+errors into messages, and outputs that appear only on success.
 
 Offsets in every error are absolute: counted from the first byte of the
 input, not of the chunk that was being read.
@@ -11,20 +14,15 @@ input, not of the chunk that was being read.
 from __future__ import annotations
 
 import os
-import re
 import sys
 import tempfile
 import time
-from typing import IO, Any, Callable, Dict, Iterator, List, Optional, Tuple
+from typing import IO, Any, Callable, Iterator, List, Optional, Tuple
 
-from . import BufferReader
+from . import StreamReader
 
 CHUNK = 1 << 20  # bytes read at a time
 SAMPLE = "data/sample.txt"  # the input of `utf8pfx encode` without INPUT, in the package
-
-_VARINT_MAX = 10
-_FIXED = {"u16be": (2, False), "i32be": (4, True), "u32le": (4, False)}  # width, signed
-_HUGE = 1 << 62
 
 
 class BadData(Exception):
@@ -38,39 +36,6 @@ class BadData(Exception):
         super().__init__(message)
         self.offset = offset
         self.index = index
-
-
-def header(prefix: str, buf: bytes, pos: int) -> Optional[Tuple[int, int]]:
-    """(prefix bytes, declared payload length) of the record at buf[pos:].
-
-    None when buf ends inside the prefix.  Only used to decide whether a
-    record the reader refused is incomplete (more input may complete it) or
-    bad: a header it cannot make sense of is reported as needing no more
-    bytes, so the reader's own error is what the user sees.  A length below
-    zero (a null marker in some formats) declares no payload.
-    """
-    avail = len(buf) - pos
-    if prefix in ("varint", "zigzag", "varint+1"):
-        value = 0
-        for i in range(min(avail, _VARINT_MAX)):
-            byte = buf[pos + i]
-            value |= (byte & 0x7F) << (7 * i)
-            if not byte & 0x80:
-                if prefix == "zigzag":
-                    value = (value >> 1) ^ -(value & 1)
-                elif prefix == "varint+1":
-                    value -= 1
-                return i + 1, (value if value < _HUGE else 0)
-        return None if avail < _VARINT_MAX else (_VARINT_MAX, 0)
-    if prefix in _FIXED:
-        width, signed = _FIXED[prefix]
-        if avail < width:
-            return None
-        raw = buf[pos:pos + width]
-        if prefix.endswith("be"):
-            return width, int.from_bytes(raw, "big", signed=signed)
-        return width, int.from_bytes(raw, "little", signed=signed)
-    return None  # a format this module does not know: wait for more input
 
 
 def read_sample() -> bytes:
@@ -88,129 +53,119 @@ def split_lines(text: str) -> List[str]:
     return lines
 
 
-_OFFSET = re.compile(r"(offset )(\d+)")
+class Source:
+    """A binary file read by a StreamReader, its bytes kept until taken.
 
-
-def shift_offsets(message: str, base: int) -> str:
-    """The reader's message with its chunk-relative offsets made absolute."""
-    if not base:
-        return message
-    return _OFFSET.sub(lambda m: m.group(1) + str(int(m.group(2)) + base), message)
-
-
-def _describe(exc: ValueError, base: int, start: int, index: int, buf: bytes) -> BadData:
-    where = base + start
-    if isinstance(exc, UnicodeDecodeError):
-        data_offset = getattr(exc, "data_offset", None)
-        bad = base + data_offset if data_offset is not None else where
-        chunk = exc.object[exc.start:exc.end]
-        return BadData(
-            f"record {index} (prefix at offset {where}): invalid UTF-8 at offset {bad}: "
-            f"byte(s) {chunk.hex(' ')}: {exc.reason}",
-            bad, index)
-    return BadData(f"record {index}: {shift_offsets(str(exc), base)}", where, index)
-
-
-Record = Tuple[int, int, Any]  # (absolute start, absolute end, str or None)
-
-
-class RecordStream:
-    """The records of a blob, read chunk by chunk from a binary file.
-
-    ``batches()`` yields lists of decoded strings (fast path, one C call per
-    chunk's worth of records); ``records()`` yields (start, end, value)
-    with absolute offsets (one call per record, for ``inspect``).  Both
-    raise BadData after yielding every record before the bad one.
+    ``inspect`` shows each record's prefix exactly as the file has it
+    (padding included), not as the reader understood it: the bytes read are
+    kept until ``take`` hands out those of a record.
     """
 
-    def __init__(self, f: IO[bytes], *, size: Optional[int] = None, chunk: int = CHUNK,
-                 prefix: str = "varint", reader_kw: Optional[Dict[str, Any]] = None,
-                 progress: Optional[Callable[[int], None]] = None):
+    def __init__(self, f: IO[bytes]):
         self.f = f
-        self.size = size
-        self.chunk = max(1, chunk)
-        self.prefix = prefix
-        self.kw = reader_kw or {}
-        self.progress = progress
-        self.count = 0      # records read so far
-        self.consumed = 0   # bytes of complete records read so far
-        self.head = b""     # up to 16 bytes of the record after the last one read
+        self.kept = bytearray()     # bytes read and not yet taken
+        self.kept_from = 0          # the offset of kept[0] in the file
 
-    def _chunks(self, detail: bool) -> Iterator[Tuple[int, List[Any], bytes]]:
-        buf = b""
-        base = 0       # absolute offset of buf[0]
-        read = 0       # bytes read from the file
-        need = 0       # bytes the carried-over record needs in buf
-        eof = False
-        while True:
-            if not eof:
-                want = max(self.chunk, need - len(buf))
-                data = self.f.read(want)
-                if data:
-                    read += len(data)
-                    buf = buf + data if buf else data
-                    if self.progress:
-                        self.progress(read)
-                    if len(buf) < need:
-                        continue
-                else:
-                    eof = True
-            if not buf and eof:
-                return
-            r = BufferReader(buf, **self.kw)
-            out: List[Any] = []
-            failure: Optional[ValueError] = None
-            try:
-                if detail:
-                    rs = r.read_string
-                    pos = 0
-                    while pos < len(buf):
-                        value = rs()
-                        end = r.position
-                        out.append((base + pos, base + end, value))
-                        pos = end
-                else:
-                    out.extend(r)
-            except ValueError as exc:
-                failure = exc
-            stop = r.position
-            r.close()
-            self.count += len(out)
-            self.consumed = base + stop
-            if out:
-                yield base, out, buf
-                out = []  # released before the next chunk is read and decoded
-            if failure is None:
-                base += len(buf)
-                buf = b""
-                need = 0
-                if eof:
-                    return
-                continue
-            self.head = buf[stop:stop + 16]
-            h = header(self.prefix, buf, stop)
-            avail = len(buf) - stop
-            needed = h[0] + max(h[1], 0) if h else avail + 1
-            if isinstance(failure, UnicodeDecodeError) or needed <= avail or eof:
-                raise _describe(failure, base, stop, self.count, buf)
-            if self.size is not None and base + stop + needed > self.size:
-                raise BadData(
-                    f"record {self.count} (prefix at offset {base + stop}) declares "
-                    f"{needed - h[0] if h else '?'} byte(s) of payload after its "
-                    f"{h[0] if h else '?'}-byte prefix, but the input ends at offset {self.size}",
-                    base + stop, self.count)
-            buf = buf[stop:]
-            base += stop
-            need = needed
+    def read(self, n: int) -> Optional[bytes]:
+        data = self.f.read(n)
+        if data:
+            self.kept += data
+        return data
 
-    def batches(self) -> Iterator[List[Any]]:
-        for _, out, _ in self._chunks(False):
-            yield out
+    def take(self, start: int, end: int) -> bytes:
+        """The bytes from offset start to end, forgetting those before end."""
+        lo, hi = start - self.kept_from, end - self.kept_from
+        data = bytes(self.kept[lo:hi])
+        del self.kept[:hi]
+        self.kept_from = end
+        return data
 
-    def records(self) -> Iterator[Tuple[List[Record], bytes, int]]:
-        """Lists of (start, end, value), with the chunk and its offset."""
-        for base, out, buf in self._chunks(True):
-            yield out, buf, base
+    def peek(self, start: int, n: int) -> bytes:
+        """Up to n bytes from offset start, reading on if fewer are kept (for
+        showing the bytes of a record the reader refused: the reading stops
+        there, so the file is read past what the reader took)."""
+        lo = start - self.kept_from
+        short = lo + n - len(self.kept)
+        if short > 0:
+            self.read(short)
+        return bytes(self.kept[lo:lo + n])
+
+
+def bad_record(exc: ValueError, prefix_at: int, size: Optional[int] = None) -> BadData:
+    """BadData for the error a StreamReader raised at the record whose
+    prefix is at offset ``prefix_at`` (its offsets are already absolute).
+
+    ``size`` is the input's size when it was the reader's ``max_record``:
+    a length larger than the whole input is then said to be so.
+    """
+    index = getattr(exc, "record_index")
+    if isinstance(exc, UnicodeDecodeError):
+        bad = getattr(exc, "data_offset")
+        return BadData(
+            f"record {index} (prefix at offset {prefix_at}): invalid UTF-8 at offset {bad}: "
+            f"byte(s) {exc.object[exc.start:exc.end].hex(' ')}: {exc.reason}",
+            bad, index)
+    message = str(exc)
+    suffix = f" (record index {index})"  # said first in the CLI's message
+    if message.endswith(suffix):
+        message = message[:-len(suffix)]
+    if size is not None:
+        message = message.replace(f"exceeds max_record={size}",
+                                  f"is more than the whole input ({size} bytes)")
+    return BadData(f"record {index}: {message}", getattr(exc, "data_offset"), index)
+
+
+BATCH = 8192  # records decoded by one call at most
+
+
+def batches(f: IO[bytes], reader: StreamReader, *, chunk: int = CHUNK,
+            size: Optional[int] = None,
+            progress: Optional[Callable[[int], None]] = None) -> Iterator[List[Any]]:
+    """The records of the blob in f, in lists of at most BATCH.
+
+    Each chunk read is fed to ``reader`` (push mode), and every complete
+    record it then holds is returned before the next chunk is read, the
+    incomplete one staying in the reader: a list holds records of about one
+    chunk of input whatever their lengths (``StreamReader.batches(n)`` alone
+    counts records: in pull mode, n short records and then n long ones would
+    all be held at once).  ``progress`` gets the bytes read so far.  Raises
+    BadData (``size`` as for ``bad_record``) after yielding every record
+    before the bad one: a batch is all or nothing, so the records held
+    before the bad one are read again on their own.
+    """
+    done = 0  # records yielded
+    read = 0  # bytes read
+    eof = False
+    while not eof:
+        data = f.read(chunk)
+        if data:
+            read += len(data)
+            if progress:
+                progress(read)
+            reader.feed(data)
+        else:
+            eof = True
+            reader.feed_eof()
+        del data
+        try:
+            for batch in reader.batches(BATCH):
+                done += len(batch)
+                yield batch
+                del batch  # not held while the next one is decoded
+            # fewer than BATCH complete records are left: they go now, so that
+            # the reader holds only the incomplete record when the next chunk comes
+            batch = reader.read_strings()
+        except ValueError as exc:
+            index = getattr(exc, "record_index", None)
+            if index is None:
+                raise
+            if index > done:
+                yield reader.read_strings(index - done)
+            raise bad_record(exc, reader.position, size) from None
+        if batch:
+            done += len(batch)
+            yield batch
+        del batch  # released before the next chunk is read and decoded
 
 
 def lines_of(f: IO[bytes], errors: str, *, chunk: int = CHUNK,
@@ -297,8 +252,9 @@ class Output:
                                         suffix=".part", dir=folder)
         self.f = os.fdopen(fd, "wb")
 
-    def write(self, data: Any) -> None:
-        self.f.write(data)
+    def write(self, data: Any) -> int:
+        # the count, which a StreamWriter reads as io.BufferedWriter reads its raw stream's
+        return self.f.write(data)
 
     def commit(self) -> None:
         if self.direct:
