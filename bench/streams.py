@@ -190,14 +190,22 @@ def measure(fns, rounds, warmup):
 def peak_rss(kind, row, folder, arg):
     """ru_maxrss growth (bytes) of one row in a fresh process, above what it
     was after the imports and the setup."""
+    # VmHWM, not ru_maxrss: Linux carries ru_maxrss over fork and exec, so a
+    # child of this (large) process would start at its parent's peak
     code = (
         "import sys, resource; sys.path.insert(0, %r)\n"
         "from bench import streams\n"
+        "def peak():\n"
+        "    try:\n"
+        "        with open('/proc/self/status') as f:\n"
+        "            return [int(l.split()[1]) for l in f if l.startswith('VmHWM')][0]\n"
+        "    except OSError:\n"
+        "        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
         "fns = streams.%s\n"
         "streams.gen_names(0)\n"
-        "base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
+        "base = peak()\n"
         "fns[%r]()\n"
-        "print((resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - base) * 1024)\n"
+        "print((peak() - base) * 1024)\n"
     ) % (os.path.dirname(HERE),
          ("reader_rows(%r, %r)" % arg) if kind == "reader" else ("writer_rows(%r, %d)" % arg),
          row)
