@@ -21,9 +21,8 @@ What is here:
   ``mutf8_encode``, ``mutf8_decode``) for every preset and both encodings;
 * the checks: :func:`check_against_reference`, :func:`check_roundtrip`.
 """
-import functools
 import warnings
-from typing import Any, Callable, List, Optional, Sequence
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 try:
     from hypothesis import given
@@ -114,13 +113,24 @@ def text_of_kind(kind: str, surrogates: bool = False, min_size: int = 0,
     when `surrogates` is true (ucs2/ucs4 only: a surrogate makes a str ucs2)."""
     if kind not in KINDS:
         raise ValueError("kind must be one of %s" % (KINDS,))
-    return _text_of_kind(kind, surrogates, min_size, max_size)
+    return _cached(_text_of_kind, kind, surrogates, min_size, max_size)
 
 
 # The strategy builders are cached: Hypothesis reads a composite function's
 # source each time one is made, and tests draw these strategies inside
 # their examples, so building them afresh was most of a property's time.
-@functools.lru_cache(maxsize=None)
+_BUILT: Dict[Tuple[Any, ...], Any] = {}
+
+
+def _cached(build: Callable[..., Any], *args: Any) -> Any:
+    """build(*args), made once per distinct arguments."""
+    key = (build,) + args
+    got = _BUILT.get(key)
+    if got is None:
+        got = _BUILT[key] = build(*args)
+    return got
+
+
 def _text_of_kind(kind: str, surrogates: bool, min_size: int, max_size: int) -> Any:
     @st.composite
     def build(draw: Any) -> str:
@@ -172,7 +182,6 @@ def boundary_lengths(prefix: str = "varint", encoding: str = "utf-8") -> List[in
     return sorted(out)
 
 
-@functools.lru_cache(maxsize=None)
 def _sized(kind: str, ncp: int, surrogates: bool) -> Any:
     """About ncp code points of `kind` (at least one forcing char), ASCII
     around it; lengths land on either side of a boundary by construction."""
@@ -197,7 +206,7 @@ def _sized(kind: str, ncp: int, surrogates: bool) -> Any:
 
 @st.composite
 def _at_boundary(draw: Any, kinds: Any, lengths: Any, surrogates: bool) -> str:
-    return draw(_sized(draw(kinds), draw(lengths), surrogates))
+    return draw(_cached(_sized, draw(kinds), draw(lengths), surrogates))
 
 
 @st.composite
@@ -242,10 +251,9 @@ def strings(prefix: str = "varint", encoding: str = "utf-8", surrogates: bool = 
     boundaries and one-pass limits (see :func:`boundary_lengths`)."""
     if prefix not in PREFIX_MAX:
         raise ValueError("unknown prefix %r" % (prefix,))
-    return _strings(prefix, encoding, surrogates, max_size, boundaries)
+    return _cached(_strings, prefix, encoding, surrogates, max_size, boundaries)
 
 
-@functools.lru_cache(maxsize=None)
 def _strings(prefix: str, encoding: str, surrogates: bool, max_size: int,
              boundaries: bool) -> Any:
     kinds = st.sampled_from(KINDS)
