@@ -473,13 +473,24 @@ def _check_calls(calls):
     want = _stream_records()
     flat = sorted(s for part in calls for call in part for s in call)
     assert flat == want
-    assert sum(1 for part in calls if part) >= 2, "one thread made every call"
     for part in calls:
         idx = [int(s[:5]) for call in part for s in call]
         assert idx == sorted(idx)
         for call in part:
             ci = [int(s[:5]) for s in call]
             assert ci and ci == list(range(ci[0], ci[0] + len(ci))), ci
+    return sum(1 for part in calls if part)
+
+
+def _shared(scenario):
+    """Runs a scenario (which checks every record once and returns how many
+    threads got records) until at least two threads took part: whether a
+    woken waiter gets the reader before the thread that just left it is the
+    scheduler's choice, and one run in a few can leave it all to one."""
+    for _ in range(5):
+        if scenario() >= 2:
+            return
+    pytest.fail("in 5 runs, one thread made every call")
 
 
 def _chunks(blob, seed):
@@ -494,6 +505,10 @@ def _chunks(blob, seed):
 def test_threads_share_one_pull_stream_reader_over_a_pipe(busy_switching):
     """A writer thread puts the stream into a pipe in pieces of every size;
     four threads read it through one StreamReader, each with another call."""
+    _shared(_pull_over_a_pipe)
+
+
+def _pull_over_a_pipe():
     records = _stream_records()
     blob = b"".join(utf8pfx.encode(s) for s in records)
     rfd, wfd = os.pipe()
@@ -545,13 +560,17 @@ def test_threads_share_one_pull_stream_reader_over_a_pipe(busy_switching):
     finally:
         feeder.join()
         src.close()
-    _check_calls(calls)
     assert r.position == end and r.buffered == 0
+    return _check_calls(calls)
 
 
 def test_threads_share_one_push_stream_reader(busy_switching):
     """One thread feeds the stream in pieces, three read it, each with
     another call; before feed_eof() an empty answer means "not yet"."""
+    _shared(_push_with_a_feeder)
+
+
+def _push_with_a_feeder():
     records = _stream_records()
     blob = b"".join(utf8pfx.encode(s) for s in records)
     r = utf8pfx.StreamReader()
@@ -590,8 +609,8 @@ def test_threads_share_one_push_stream_reader(busy_switching):
                 time.sleep(0.0002)
 
     _run(work, 4)
-    _check_calls(calls)
     assert r.position == len(blob) and r.buffered == 0
+    return _check_calls(calls)
 
 
 _WAITER = r'''
@@ -624,7 +643,8 @@ def run_b():
 
 # the offset of B's call of read_string: a frame inside a C call has its
 # f_lasti there
-call_at = [i.offset for i in dis.get_instructions(run_b) if i.opname == "CALL"][-1]
+call_at = [i.offset for i in dis.get_instructions(run_b)
+           if i.opname.startswith("CALL")][-1]  # CALL_METHOD before 3.11
 a = threading.Thread(target=run_a)
 b = threading.Thread(target=run_b)
 a.start()
