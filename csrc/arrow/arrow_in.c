@@ -1080,7 +1080,7 @@ write_from_array(aw_ctx *c, PyObject *obj)
 {
     struct ArrowSchema schema;
     struct ArrowArray array;
-    PyObject *res = PyObject_CallMethod(obj, "__arrow_c_array__", NULL);
+    PyObject *res = u8p_call_method_interned(obj, "__arrow_c_array__", NULL);
     int rc = -1;
     if (res == NULL)
         return -1;
@@ -1125,7 +1125,7 @@ write_from_stream(aw_ctx *c, PyObject *obj)
     struct ArrowArrayStream *sp, stream;
     struct ArrowSchema schema;
     int code, rc = -1;
-    PyObject *cap = PyObject_CallMethod(obj, "__arrow_c_stream__", NULL);
+    PyObject *cap = u8p_call_method_interned(obj, "__arrow_c_stream__", NULL);
     if (cap == NULL)
         return -1;
     sp = (struct ArrowArrayStream *)capsule_take(cap, "arrow_array_stream",

@@ -228,7 +228,9 @@ annotate(PyObject *exc, const char *note, int npairs, const char *const *names,
     }
 #if PY_VERSION_HEX >= 0x030B0000
     {
-        PyObject *r = PyObject_CallMethod(exc, "add_note", "s", note);
+        PyObject *n = PyUnicode_FromString(note);
+        PyObject *r = n ? u8p_call_method_interned(exc, "add_note", n) : NULL;
+        Py_XDECREF(n);
         if (r == NULL)
             PyErr_Clear();
         Py_XDECREF(r);

@@ -72,6 +72,11 @@ typedef struct {
     PyObject *str_arrow_c_array;
     PyObject *str_arrow_c_stream;
     PyObject *str_strict;
+    /* the attributes StreamReader looks up on every reader it makes and on
+     * every fill (see u8p_call_method_interned for why interned) */
+    PyObject *str_readinto;
+    PyObject *str_read;
+    PyObject *str_release;
     /* values above this many bytes make large_utf8 (int64 offsets); lowered
      * by a testing hook to reach that path without 2 GiB of data */
     int64_t arrow_large_threshold;
@@ -131,6 +136,19 @@ void u8p_stash_drop(u8p_err_stash *x);
 PyObject *u8p_handler_result(PyObject *r, int encoding, Py_ssize_t n, Py_ssize_t *newpos);
 
 /* ---- state.c: the module state's life cycle and accessors ---- */
+
+/*
+ * getattr(obj, name) and obj.name(arg) (no argument when arg is NULL) with
+ * `name` interned.  CPython's type attribute cache (up to 3.12) files an
+ * entry under the name object's address and keeps a reference to it, so a
+ * fresh str per call, as PyObject_GetAttrString and PyObject_CallMethod
+ * make, parks one more copy in the cache each time until its slot is
+ * reused: thousands of stray strs under the plain malloc allocator, which
+ * reuses addresses less.  For calls off the hot paths; hot ones use the
+ * names kept in the state.
+ */
+PyObject *u8p_getattr_interned(PyObject *obj, const char *name);
+PyObject *u8p_call_method_interned(PyObject *obj, const char *name, PyObject *arg);
 
 /* The module definition's m_traverse, m_clear and m_free (module.c names
  * them in its PyModuleDef; u8p_state_of_type recognises the module by

@@ -17,8 +17,12 @@ u8p_state_init(u8p_state *st)
     st->str_arrow_c_array = PyUnicode_InternFromString("__arrow_c_array__");
     st->str_arrow_c_stream = PyUnicode_InternFromString("__arrow_c_stream__");
     st->str_strict = PyUnicode_InternFromString("strict");
+    st->str_readinto = PyUnicode_InternFromString("readinto");
+    st->str_read = PyUnicode_InternFromString("read");
+    st->str_release = PyUnicode_InternFromString("release");
     if (st->str_arrow_c_array == NULL || st->str_arrow_c_stream == NULL ||
-        st->str_strict == NULL)
+        st->str_strict == NULL || st->str_readinto == NULL || st->str_read == NULL ||
+        st->str_release == NULL)
         return -1;
     st->arrow_large_threshold = INT32_MAX;
     st->write_string_build = "base";
@@ -67,6 +71,31 @@ u8p_state_free(void *module)
     Py_CLEAR(st->str_arrow_c_array);
     Py_CLEAR(st->str_arrow_c_stream);
     Py_CLEAR(st->str_strict);
+    Py_CLEAR(st->str_readinto);
+    Py_CLEAR(st->str_read);
+    Py_CLEAR(st->str_release);
+}
+
+PyObject *
+u8p_getattr_interned(PyObject *obj, const char *name)
+{
+    PyObject *n = PyUnicode_InternFromString(name), *r;
+    if (n == NULL)
+        return NULL;
+    r = PyObject_GetAttr(obj, n);
+    Py_DECREF(n);
+    return r;
+}
+
+PyObject *
+u8p_call_method_interned(PyObject *obj, const char *name, PyObject *arg)
+{
+    PyObject *n = PyUnicode_InternFromString(name), *r;
+    if (n == NULL)
+        return NULL;
+    r = arg == NULL ? PyObject_CallMethodNoArgs(obj, n) : PyObject_CallMethodOneArg(obj, n, arg);
+    Py_DECREF(n);
+    return r;
 }
 
 u8p_state *

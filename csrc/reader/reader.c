@@ -81,7 +81,7 @@ annotate_exc(PyObject *value, Py_ssize_t payload_off)
         PyObject *r;
         if (note == NULL)
             goto fail;
-        r = PyObject_CallMethod(value, "add_note", "O", note);
+        r = u8p_call_method_interned(value, "add_note", note);
         Py_DECREF(note);
         if (r == NULL)
             goto fail;

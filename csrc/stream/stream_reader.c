@@ -78,6 +78,7 @@ typedef struct {
     PyObject *errors; /* handler name (str) */
     u8p_prefix prefix;
     u8p_encoding enc;
+    u8p_state *st;       /* its module's, alive as long as the type (the names) */
     unsigned long owner; /* the thread of the call in progress, while busy */
     int busy;
     /* the wake-up of threads that wait for `busy` to clear (sr_enter) */
@@ -252,17 +253,16 @@ sr_annotate(Py_ssize_t at, Py_ssize_t idx)
 #if PY_VERSION_HEX >= 0x030B0000
         {
             /* The note is made, and checked, before the call: with a NULL
-             * argument PyObject_CallMethod would look add_note up with the
+             * argument the call would look add_note up with the
              * MemoryError already set, and raise AttributeError in its
-             * place.  "O", not "N": a failed lookup returns before the
-             * arguments are built, and would leak a stolen note. */
+             * place. */
             PyObject *note = PyUnicode_FromFormat(
                 "utf8pfx: in record index %zd of the stream, which starts at offset %zd", idx,
                 at);
             PyObject *r;
             if (note == NULL)
                 goto fail;
-            r = PyObject_CallMethod(v, "add_note", "O", note);
+            r = u8p_call_method_interned(v, "add_note", note);
             Py_DECREF(note);
             if (r == NULL)
                 goto fail;
@@ -377,7 +377,7 @@ sr_fill(StreamObject *self, Py_ssize_t *cursor)
             /* the source's error (if any) stays the one raised */
             u8p_err_stash x;
             u8p_stash_take(&x);
-            rel = PyObject_CallMethod(view, "release", NULL);
+            rel = PyObject_CallMethodNoArgs(view, self->st->str_release);
             if (rel == NULL)
                 PyErr_Clear(); /* exported further: the bytearray stays pinned */
             Py_XDECREF(rel);
@@ -814,6 +814,9 @@ SR_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
     if (self == NULL)
         return NULL;
     /* tp_alloc zeroed every field */
+    self->st = u8p_state_of_type(type);
+    if (self->st == NULL)
+        goto fail;
     self->read_size = read_size;
     self->max_record = max_record;
     self->strict_vint = strict_vint;
@@ -832,12 +835,12 @@ SR_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
     if (source != Py_None) {
         self->pull = 1;
         self->source = Py_NewRef(source);
-        self->readinto = PyObject_GetAttrString(source, "readinto");
+        self->readinto = PyObject_GetAttr(source, self->st->str_readinto);
         if (self->readinto == NULL) {
             if (!PyErr_ExceptionMatches(PyExc_AttributeError))
                 goto fail;
             PyErr_Clear();
-            self->read = PyObject_GetAttrString(source, "read");
+            self->read = PyObject_GetAttr(source, self->st->str_read);
             if (self->read == NULL) {
                 if (PyErr_ExceptionMatches(PyExc_AttributeError)) {
                     PyErr_Clear();
@@ -1092,7 +1095,7 @@ SR_feed(StreamObject *self, PyObject *data)
         return NULL;
     if (self->pull) {
         PyObject *io = PyImport_ImportModule("io");
-        PyObject *unsupported = io ? PyObject_GetAttrString(io, "UnsupportedOperation") : NULL;
+        PyObject *unsupported = io ? u8p_getattr_interned(io, "UnsupportedOperation") : NULL;
         Py_XDECREF(io);
         if (unsupported != NULL) {
             PyErr_SetString(unsupported,
@@ -1129,7 +1132,7 @@ SR_feed_eof(StreamObject *self, PyObject *Py_UNUSED(ignored))
         return NULL;
     if (self->pull) {
         PyObject *io = PyImport_ImportModule("io");
-        PyObject *unsupported = io ? PyObject_GetAttrString(io, "UnsupportedOperation") : NULL;
+        PyObject *unsupported = io ? u8p_getattr_interned(io, "UnsupportedOperation") : NULL;
         Py_XDECREF(io);
         if (unsupported != NULL) {
             PyErr_SetString(unsupported, "feed_eof(): this StreamReader pulls from its "
@@ -1408,7 +1411,7 @@ sr_read_arrow(StreamObject *self, Py_ssize_t limit)
         Py_ssize_t idx = self->index;
         if (v == NULL)
             return NULL;
-        row = PyObject_GetAttrString(v, "row");
+        row = u8p_getattr_interned(v, "row");
         if (row == NULL) {
             PyErr_Clear();
         }
