@@ -839,3 +839,78 @@ def test_batches_all_or_nothing():
     r.close()
     with pytest.raises(ValueError, match="closed"):
         r.batches()
+
+
+# Records for the record_index checks: valid strings, invalid UTF-8
+# payloads, and a tail whose declared length runs past the data.
+_record = st.one_of(
+    st.text(max_size=6).map(lambda s: ("ok", s.encode("utf-8", "surrogatepass"))),
+    st.sampled_from([b"\xff", b"a\xc3", b"\xed\xa0\x80", b"xy\x80z"]).map(lambda b: ("bad", b)),
+)
+
+
+def _first_failure(records, truncated):
+    """Where the reader must stop: (index, prefix offset, payload offset, kind)."""
+    off = 0
+    for i, (kind, payload) in enumerate(records):
+        if kind == "bad":
+            return i, off, off + len(pfx(payload)) - len(payload), UnicodeDecodeError
+        off += len(pfx(payload))
+    return (len(records), off, None, ValueError) if truncated else None
+
+
+@given(st.lists(_record, max_size=8), st.booleans(), st.integers(0, 8), st.data())
+def test_errors_name_the_record_index_from_where_reading_started(records, truncated, skip,
+                                                                 data):
+    blob = b"".join(pfx(p) for _, p in records) + (b"\x05ab" if truncated else b"")
+    fail = _first_failure(records, truncated)
+    if fail is None:
+        assert decode_all(blob) == [p.decode("utf-8", "surrogatepass") for _, p in records]
+        return
+    index, at, payload_at, exc = fail
+
+    def check(e, base=0):
+        assert type(e) is exc
+        assert e.record_index == index - base
+        if exc is ValueError:
+            assert e.data_offset == at
+            assert str(e).endswith("(record index %d)" % (index - base))
+        else:
+            assert e.payload_offset == payload_at and e.data_offset == payload_at + e.start
+
+    for call in (decode_all, lambda b: BufferReader(b).read_strings(),
+                 lambda b: list(BufferReader(b).batches(data.draw(st.integers(1, 4)))),
+                 lambda b: BufferReader(b).read_strings_arrow(), utf8pfx.decode_arrow):
+        with pytest.raises(exc) as ei:
+            call(blob)
+        check(ei.value)
+    # one by one, then the rest: the index counts from the reader's start
+    k = min(skip, index)
+    r = BufferReader(blob)
+    for _ in range(k):
+        r.skip_string() if k % 2 else r.read_string()
+    with pytest.raises(exc) as ei:
+        r.read_strings()
+    check(ei.value)
+    with pytest.raises(exc) as ei:
+        list(r)
+    check(ei.value)
+    # an assigned position restarts the count
+    r.position = sum(len(pfx(p)) for _, p in records[:k])
+    with pytest.raises(exc) as ei:
+        r.read_strings()
+    check(ei.value, base=k)
+
+
+def test_a_handlers_valueerror_names_its_record_and_keeps_its_own_as_cause():
+    def refuse(e):
+        raise ValueError("refused by the handler")
+
+    codecs.register_error("utf8pfx-test-refuse", refuse)
+    blob = pfx(b"a") + pfx(b"b") + pfx(b"\xff")
+    with pytest.raises(ValueError) as ei:
+        BufferReader(blob, errors="utf8pfx-test-refuse").read_strings()
+    e = ei.value
+    assert (e.record_index, e.data_offset) == (2, 4)
+    assert str(e) == "refused by the handler (record index 2)"
+    assert type(e.__cause__) is ValueError and str(e.__cause__) == "refused by the handler"

@@ -231,7 +231,7 @@ def test_truncated_at_eof_pull_and_push(prefix):
         next(it)
     e = ei.value
     assert e.data_offset == last and e.record_index == 2
-    assert str(e) == ref + " (record index 2)"
+    assert str(e) == ref  # BufferReader's own message names record index 2 too
     assert "offset %d" % last in str(e)
     assert r.position == last  # the records returned stay returned
 
@@ -273,7 +273,8 @@ def test_read_strings_n_exact_after_eof_like_buffer_reader():
     r.feed_eof()
     with pytest.raises(ValueError) as ei:
         r.read_strings(3)
-    assert str(ei.value) == str(ref.value) + " (record index 2)"
+    assert str(ei.value) == str(ref.value)
+    assert str(ei.value).endswith(" (record index 2)")
     assert r.read_strings(2) == ["a", "b"]
 
 

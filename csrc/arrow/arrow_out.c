@@ -565,6 +565,14 @@ build_with_handler(const u8p_state *st, const rd_ctx *c, Py_ssize_t start, int64
                              "string %lld (payload at offset %zd) decodes under errors=%R to "
                              "lone surrogates, which an Arrow utf8 array cannot hold",
                              (long long)i, c->base + off, c->errors);
+                {
+                    /* its row, as the decode errors name theirs */
+                    PyObject *v = u8p_exc_take(), *r = PyLong_FromLongLong((long long)i);
+                    if (r == NULL || PyObject_SetAttrString(v, "row", r) < 0)
+                        PyErr_Clear(); /* the ValueError is raised without it */
+                    Py_XDECREF(r);
+                    u8p_exc_raise(v);
+                }
                 goto fail;
             }
             if (grow_values(&vals, &cap, used + un + 1) < 0) {
@@ -903,10 +911,13 @@ Reader_read_strings_arrow(ReaderObject *self, PyObject *const *args, Py_ssize_t 
     self->busy++;
     res = read_arrow(st, &c, &pos, limit);
     self->busy--;
-    if (res != NULL) {
-        /* the first walk stopped at the end of the last record */
-        self->pos = pos;
+    if (res == NULL) {
+        u8p_rd_annotate_call(&c, self->pos, limit, self->index, "data");
+        return NULL;
     }
+    /* the first walk stopped at the end of the last record */
+    self->pos = pos;
+    self->index += (Py_ssize_t)((ArrowArrObject *)res)->b->length;
     return res;
 }
 
@@ -934,6 +945,8 @@ mod_decode_arrow(PyObject *module, PyObject *const *args, Py_ssize_t nargs, PyOb
     if (c.errors == NULL || c.errors == Py_None) /* strict: the name is only used in messages */
         c.errors = st->str_strict;
     res = read_arrow(st, &c, &pos, -1);
+    if (res == NULL)
+        u8p_rd_annotate_call(&c, 0, -1, 0, "data");
     PyBuffer_Release(&view);
     return res;
 }

@@ -121,6 +121,11 @@ typedef struct {
 #endif
 } u8p_err_stash;
 
+/* The exception being raised as one object (normalized, its traceback
+ * attached), cleared; u8p_exc_raise raises it again (steals it). */
+PyObject *u8p_exc_take(void);
+void u8p_exc_raise(PyObject *value);
+
 void u8p_stash_take(u8p_err_stash *x);
 void u8p_stash_put(u8p_err_stash *x);
 void u8p_stash_drop(u8p_err_stash *x);

@@ -5,6 +5,34 @@
  */
 #include "core.h"
 
+PyObject *
+u8p_exc_take(void)
+{
+#if PY_VERSION_HEX >= 0x030C0000
+    return PyErr_GetRaisedException();
+#else
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    PyErr_NormalizeException(&type, &value, &tb);
+    if (value != NULL && tb != NULL)
+        PyException_SetTraceback(value, tb);
+    Py_XDECREF(type);
+    Py_XDECREF(tb);
+    return value;
+#endif
+}
+
+void
+u8p_exc_raise(PyObject *value)
+{
+#if PY_VERSION_HEX >= 0x030C0000
+    PyErr_SetRaisedException(value);
+#else
+    PyObject *tb = PyException_GetTraceback(value);
+    PyErr_Restore(Py_NewRef((PyObject *)Py_TYPE(value)), value, tb);
+#endif
+}
+
 void
 u8p_stash_take(u8p_err_stash *x)
 {

@@ -94,6 +94,79 @@ fail:
     return -1;
 }
 
+static int
+set_ssize_attr(PyObject *obj, const char *name, Py_ssize_t v)
+{
+    PyObject *o = PyLong_FromSsize_t(v);
+    int r;
+    if (o == NULL)
+        return -1;
+    r = PyObject_SetAttrString(obj, name, o);
+    Py_DECREF(o);
+    return r;
+}
+
+void
+u8p_rd_annotate(Py_ssize_t at, Py_ssize_t idx, const char *whole)
+{
+    PyObject *v = u8p_exc_take();
+    if (v == NULL)
+        return;
+    if (Py_TYPE(v) == (PyTypeObject *)PyExc_ValueError) {
+        PyObject *msg = PyUnicode_FromFormat("%S (record index %zd)", v, idx);
+        PyObject *nv, *tb;
+        if (msg == NULL)
+            goto fail;
+        nv = PyObject_CallOneArg(PyExc_ValueError, msg);
+        Py_DECREF(msg);
+        if (nv == NULL)
+            goto fail;
+        /* one raised from Python code (an error handler's) keeps its
+         * traceback as the cause; the reader's own have none */
+        tb = PyException_GetTraceback(v);
+        if (tb != NULL) {
+            Py_DECREF(tb);
+            PyException_SetCause(nv, Py_NewRef(v));
+        }
+        if (set_ssize_attr(nv, "data_offset", at) < 0 ||
+            set_ssize_attr(nv, "record_index", idx) < 0) {
+            Py_DECREF(nv);
+            goto fail;
+        }
+        Py_DECREF(v);
+        PyErr_SetObject(PyExc_ValueError, nv);
+        Py_DECREF(nv);
+        return;
+    }
+    if (PyObject_TypeCheck(v, (PyTypeObject *)PyExc_UnicodeDecodeError)) {
+        if (set_ssize_attr(v, "record_index", idx) < 0)
+            goto fail;
+#if PY_VERSION_HEX >= 0x030B0000
+        {
+            /* The note is made, and checked, before the call: with a NULL
+             * argument the call would look add_note up with the
+             * MemoryError already set, and raise AttributeError in its
+             * place. */
+            PyObject *note = PyUnicode_FromFormat(
+                "utf8pfx: in record index %zd of the %s, which starts at offset %zd", idx,
+                whole, at);
+            PyObject *r;
+            if (note == NULL)
+                goto fail;
+            r = u8p_call_method_interned(v, "add_note", note);
+            Py_DECREF(note);
+            if (r == NULL)
+                goto fail;
+            Py_DECREF(r);
+        }
+#endif
+    }
+    u8p_exc_raise(v);
+    return;
+fail:
+    Py_DECREF(v); /* the annotation's own error stays raised */
+}
+
 /* Annotates the exception being raised, if it is a UnicodeDecodeError. */
 static void
 annotate_decode_error(Py_ssize_t payload_off)
@@ -617,6 +690,55 @@ rd_string(const rd_ctx *c, Py_ssize_t *pos)
 }
 
 /* Saves and restores the exception being raised (3.12 deprecates Fetch). */
+/* u8p_rd_annotate_call (reader.h): after the fact, for calls that do not
+ * track which record failed (Arrow out).  Walks the prefixes again: only on
+ * the way out of a failed call. */
+void
+u8p_rd_annotate_call(const rd_ctx *c, Py_ssize_t start, Py_ssize_t limit, Py_ssize_t index0,
+                     const char *whole)
+{
+    PyObject *v, *row;
+    Py_ssize_t p = start, i, off, n;
+    if (!PyErr_ExceptionMatches(PyExc_ValueError)) /* UnicodeDecodeError included */
+        return;
+    v = u8p_exc_take();
+    row = u8p_getattr_interned(v, "row");
+    if (row == NULL) {
+        PyErr_Clear();
+    }
+    else {
+        i = PyLong_AsSsize_t(row);
+        Py_DECREF(row);
+        if (i == -1 && PyErr_Occurred()) {
+            PyErr_Clear();
+        }
+        else {
+            if (set_ssize_attr(v, "record_index", index0 + i) < 0) {
+                Py_DECREF(v); /* the annotation's own error stays raised */
+                return;
+            }
+            u8p_exc_raise(v);
+            return;
+        }
+    }
+    if (Py_TYPE(v) != (PyTypeObject *)PyExc_ValueError) {
+        u8p_exc_raise(v);
+        return;
+    }
+    /* a prefix error is the first prefix that does not parse; a ValueError
+     * raised after every prefix parsed (a handler's) passes unchanged */
+    for (i = 0; limit < 0 ? p < c->len : i < limit; i++) {
+        Py_ssize_t at = p;
+        if (rd_record(c, &p, &off, &n, "string") < 0) {
+            PyErr_Clear(); /* the same error again */
+            u8p_exc_raise(v);
+            u8p_rd_annotate(c->base + at, index0 + i, whole);
+            return;
+        }
+    }
+    u8p_exc_raise(v);
+}
+
 /* Length of a prefix already validated by rd_record (-1 for the null
  * marker); *p moves past it. */
 static inline Py_ssize_t
@@ -655,10 +777,13 @@ checked_len(const rd_ctx *c, Py_ssize_t *p)
  * a count that the data has proven; *pos moves only on success.  Errors
  * come in data order: if the walk stops at a bad prefix, the strings
  * before it are still decoded so that an earlier invalid UTF-8 payload is
- * the error reported (what a one-by-one reader would meet first).
+ * the error reported (what a one-by-one reader would meet first).  On
+ * failure *fail_i and *fail_at say which record failed (its index in the
+ * call, the offset of its prefix), for u8p_rd_annotate.
  */
 static PyObject *
-rd_strings(const rd_ctx *c, Py_ssize_t *pos, Py_ssize_t limit)
+rd_strings(const rd_ctx *c, Py_ssize_t *pos, Py_ssize_t limit, Py_ssize_t *fail_i,
+           Py_ssize_t *fail_at)
 {
     Py_ssize_t p = *pos, count = 0, off, n, i;
     PyObject *list;
@@ -666,15 +791,20 @@ rd_strings(const rd_ctx *c, Py_ssize_t *pos, Py_ssize_t limit)
     while (limit < 0 ? p < c->len : count < limit) {
         if (rd_record(c, &p, &off, &n, "string") < 0) {
             u8p_err_stash x;
+            *fail_i = count;
+            *fail_at = p;
             u8p_stash_take(&x);
             p = *pos;
             for (i = 0; i < count; i++) {
                 PyObject *s;
+                Py_ssize_t at = p;
                 n = checked_len(c, &p);
                 if (n < 0)
                     continue;
                 s = decode_payload(c, p, n);
                 if (s == NULL) {
+                    *fail_i = i;
+                    *fail_at = at;
                     u8p_stash_drop(&x);
                     return NULL;
                 }
@@ -686,12 +816,14 @@ rd_strings(const rd_ctx *c, Py_ssize_t *pos, Py_ssize_t limit)
         }
         count++;
     }
+    *fail_i = -1; /* not a record's error */
     list = PyList_New(count);
     if (list == NULL)
         return NULL;
     p = *pos;
     for (i = 0; i < count; i++) {
         PyObject *s;
+        Py_ssize_t at = p;
         n = checked_len(c, &p);
         if (n < 0) {
             PyList_SET_ITEM(list, i, Py_NewRef(Py_None));
@@ -699,6 +831,8 @@ rd_strings(const rd_ctx *c, Py_ssize_t *pos, Py_ssize_t limit)
         }
         s = decode_payload(c, p, n);
         if (s == NULL) {
+            *fail_i = i;
+            *fail_at = at;
             Py_DECREF(list);
             return NULL;
         }
@@ -910,10 +1044,13 @@ Reader_read_string(ReaderObject *self, PyObject *Py_UNUSED(ignored))
             self->busy++;
             s = reader_decode_big(self, &c, off, n, &fallback);
             self->busy--;
-            if (s != NULL)
+            if (s != NULL) {
                 self->pos = p;
-            if (s != NULL || !fallback)
+                self->index++;
                 return s;
+            }
+            if (!fallback)
+                return NULL; /* MemoryError, or the lock's wait interrupted */
         }
         else if (PyErr_Occurred()) {
             PyErr_Clear(); /* rd_string below raises the same error */
@@ -922,8 +1059,12 @@ Reader_read_string(ReaderObject *self, PyObject *Py_UNUSED(ignored))
     self->busy++;
     s = rd_string(&c, &pos);
     self->busy--;
-    if (s != NULL)
-        self->pos = pos;
+    if (s == NULL) {
+        u8p_rd_annotate(pos, self->index, "data");
+        return NULL;
+    }
+    self->pos = pos;
+    self->index++;
     return s;
 }
 
@@ -970,7 +1111,7 @@ static PyObject *
 Reader_read_strings(ReaderObject *self, PyObject *const *args, Py_ssize_t nargs,
                     PyObject *kwnames)
 {
-    Py_ssize_t limit, pos;
+    Py_ssize_t limit, pos, fail_i, fail_at;
     PyObject *list;
     rd_ctx c;
 
@@ -980,10 +1121,15 @@ Reader_read_strings(ReaderObject *self, PyObject *const *args, Py_ssize_t nargs,
     reader_ctx(self, &c);
     pos = self->pos;
     self->busy++;
-    list = rd_strings(&c, &pos, limit);
+    list = rd_strings(&c, &pos, limit, &fail_i, &fail_at);
     self->busy--;
-    if (list != NULL)
-        self->pos = pos;
+    if (list == NULL) {
+        if (fail_i >= 0)
+            u8p_rd_annotate(fail_at, self->index + fail_i, "data");
+        return NULL;
+    }
+    self->pos = pos;
+    self->index += PyList_GET_SIZE(list);
     return list;
 }
 
@@ -1076,7 +1222,7 @@ static PyObject *
 RBatches_next(RBatchesObject *it)
 {
     ReaderObject *self = it->reader;
-    Py_ssize_t p, k = 0, off, n, pos;
+    Py_ssize_t p, k = 0, off, n, pos, fail_i = -1, fail_at = 0;
     PyObject *list;
     rd_ctx c;
     if (self == NULL)
@@ -1100,7 +1246,12 @@ RBatches_next(RBatchesObject *it)
         list = PyList_New(k);
         for (i = 0; list != NULL && i < k; i++) {
             PyObject *b;
+            Py_ssize_t at = pos;
             int r = rd_record_call(&c, &pos, &off, &n, "bytes");
+            if (r < 0) {
+                fail_i = i;
+                fail_at = at;
+            }
             b = r < 0 ? NULL
                 : r ? PyBytes_FromStringAndSize((const char *)c.data + off, n)
                     : Py_NewRef(Py_None);
@@ -1112,11 +1263,16 @@ RBatches_next(RBatchesObject *it)
     }
     else {
         self->busy++;
-        list = rd_strings(&c, &pos, k);
+        list = rd_strings(&c, &pos, k, &fail_i, &fail_at);
         self->busy--;
     }
-    if (list != NULL)
-        self->pos = pos;
+    if (list == NULL) {
+        if (fail_i >= 0)
+            u8p_rd_annotate(fail_at, self->index + fail_i, "data");
+        return NULL;
+    }
+    self->pos = pos;
+    self->index += k;
     return list;
 }
 
@@ -1189,11 +1345,15 @@ Reader_read_bytes(ReaderObject *self, PyObject *Py_UNUSED(ignored))
     reader_ctx(self, &c);
     pos = self->pos;
     k = rd_record(&c, &pos, &off, &n, "bytes");
-    if (k < 0)
+    if (k < 0) {
+        u8p_rd_annotate(pos, self->index, "data");
         return NULL;
+    }
     b = k ? PyBytes_FromStringAndSize((const char *)c.data + off, n) : Py_NewRef(Py_None);
-    if (b != NULL)
+    if (b != NULL) {
         self->pos = pos;
+        self->index++;
+    }
     return b;
 }
 
@@ -1231,9 +1391,12 @@ Reader_skip_string(ReaderObject *self, PyObject *Py_UNUSED(ignored))
     READER_OPEN_OR_FAIL(self);
     reader_ctx(self, &c);
     pos = self->pos;
-    if (rd_record(&c, &pos, &off, &n, "string") < 0)
+    if (rd_record(&c, &pos, &off, &n, "string") < 0) {
+        u8p_rd_annotate(pos, self->index, "data");
         return NULL;
+    }
     self->pos = pos;
+    self->index++;
     Py_RETURN_NONE;
 }
 
@@ -1318,6 +1481,7 @@ Reader_set_position(ReaderObject *self, PyObject *value, void *Py_UNUSED(closure
         return -1;
     }
     self->pos = p;
+    self->index = 0; /* record_index counts from here */
     return 0;
 }
 
@@ -1447,11 +1611,16 @@ mod_decode_common(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames, in
     c.strict_vint = 0;
     c.base = 0;
     if (all) {
-        res = rd_strings(&c, &pos, -1);
+        Py_ssize_t fail_i, fail_at;
+        res = rd_strings(&c, &pos, -1, &fail_i, &fail_at);
+        if (res == NULL && fail_i >= 0)
+            u8p_rd_annotate(fail_at, fail_i, "data");
     }
     else {
         res = rd_string(&c, &pos);
-        if (res != NULL && pos != c.len) {
+        if (res == NULL)
+            u8p_rd_annotate(0, 0, "data");
+        else if (pos != c.len) {
             Py_CLEAR(res);
             PyErr_Format(PyExc_ValueError,
                          "trailing data: expected the end of the data at offset %zd, after "

@@ -16,6 +16,9 @@ typedef struct {
     const uint8_t *data;
     Py_ssize_t len;
     Py_ssize_t pos;
+    /* records read or skipped since the position was last set (or since
+     * creation): record_index in errors counts from there */
+    Py_ssize_t index;
     int is_open;
     int strict_vint;
     int busy; /* reads in progress (re-entrancy guard for close) */
@@ -56,6 +59,25 @@ PyObject *u8p_rd_decode(const rd_ctx *c, Py_ssize_t off, Py_ssize_t n);
 /* A bare varint (read_vint) at *pos: 0 and *pos moved, or -1 with the
  * reader's ValueError (`what` is "varint" there). */
 int u8p_rd_vint(const rd_ctx *c, Py_ssize_t *pos, uint64_t *value, const char *what);
+
+/*
+ * Adds where a failed record is to the exception being raised: a plain
+ * ValueError (a prefix or length error, or a handler's own) is raised again
+ * with "(record index N)" after its message and the attributes data_offset
+ * (`at`, the absolute offset of the record's prefix) and record_index; a
+ * UnicodeDecodeError gets record_index and, on 3.11+, a note naming the
+ * record in the `whole` ("data", "stream"); its own fields stay CPython's.
+ * Other exceptions pass unchanged.
+ */
+void u8p_rd_annotate(Py_ssize_t at, Py_ssize_t idx, const char *whole);
+/* The same for a call that read records of c from `start` (at most
+ * `limit`; -1: to the end) and does not know which one failed: an error
+ * that names its row within the call (Arrow out's decode errors) gets
+ * record_index index0 + row; a prefix's ValueError is found by walking the
+ * prefixes again.  Anything else passes unchanged.  An exception must be
+ * set. */
+void u8p_rd_annotate_call(const rd_ctx *c, Py_ssize_t start, Py_ssize_t limit,
+                          Py_ssize_t index0, const char *whole);
 
 /* ---- for the components above that read records (Arrow out) ---- */
 

@@ -175,107 +175,6 @@ sr_enter_ro(StreamObject *self)
 
 /* --------------------------------------------------------------- errors */
 
-static PyObject *
-exc_take(void)
-{
-#if PY_VERSION_HEX >= 0x030C0000
-    return PyErr_GetRaisedException();
-#else
-    PyObject *type, *value, *tb;
-    PyErr_Fetch(&type, &value, &tb);
-    PyErr_NormalizeException(&type, &value, &tb);
-    if (value != NULL && tb != NULL)
-        PyException_SetTraceback(value, tb);
-    Py_XDECREF(type);
-    Py_XDECREF(tb);
-    return value;
-#endif
-}
-
-static void
-exc_raise(PyObject *value)
-{
-#if PY_VERSION_HEX >= 0x030C0000
-    PyErr_SetRaisedException(value);
-#else
-    PyObject *tb = PyException_GetTraceback(value);
-    PyErr_Restore(Py_NewRef((PyObject *)Py_TYPE(value)), value, tb);
-#endif
-}
-
-static int
-set_ssize_attr(PyObject *obj, const char *name, Py_ssize_t v)
-{
-    PyObject *o = PyLong_FromSsize_t(v);
-    int r;
-    if (o == NULL)
-        return -1;
-    r = PyObject_SetAttrString(obj, name, o);
-    Py_DECREF(o);
-    return r;
-}
-
-/*
- * Adds where the error is to the exception being raised: a plain
- * ValueError (the reader's prefix and length errors) is raised again with
- * "(record index N)" after its message and the attributes data_offset (the
- * stream offset of the record) and record_index; a UnicodeDecodeError gets
- * record_index (its own fields stay CPython's).  Others pass unchanged.
- */
-static void
-sr_annotate(Py_ssize_t at, Py_ssize_t idx)
-{
-    PyObject *v = exc_take();
-    if (v == NULL)
-        return;
-    if (Py_TYPE(v) == (PyTypeObject *)PyExc_ValueError) {
-        PyObject *msg = PyUnicode_FromFormat("%S (record index %zd)", v, idx);
-        PyObject *nv;
-        if (msg == NULL)
-            goto fail;
-        nv = PyObject_CallOneArg(PyExc_ValueError, msg);
-        Py_DECREF(msg);
-        if (nv == NULL)
-            goto fail;
-        if (set_ssize_attr(nv, "data_offset", at) < 0 ||
-            set_ssize_attr(nv, "record_index", idx) < 0) {
-            Py_DECREF(nv);
-            goto fail;
-        }
-        Py_DECREF(v);
-        PyErr_SetObject(PyExc_ValueError, nv);
-        Py_DECREF(nv);
-        return;
-    }
-    if (PyObject_TypeCheck(v, (PyTypeObject *)PyExc_UnicodeDecodeError)) {
-        if (set_ssize_attr(v, "record_index", idx) < 0)
-            goto fail;
-#if PY_VERSION_HEX >= 0x030B0000
-        {
-            /* The note is made, and checked, before the call: with a NULL
-             * argument the call would look add_note up with the
-             * MemoryError already set, and raise AttributeError in its
-             * place. */
-            PyObject *note = PyUnicode_FromFormat(
-                "utf8pfx: in record index %zd of the stream, which starts at offset %zd", idx,
-                at);
-            PyObject *r;
-            if (note == NULL)
-                goto fail;
-            r = u8p_call_method_interned(v, "add_note", note);
-            Py_DECREF(note);
-            if (r == NULL)
-                goto fail;
-            Py_DECREF(r);
-        }
-#endif
-    }
-    exc_raise(v);
-    return;
-fail:
-    Py_DECREF(v); /* the annotation's own error stays raised */
-}
-
 /* BlockingIOError for a one-item call whose bytes are not all held yet. */
 static void
 sr_not_now(StreamObject *self, const char *fname, Py_ssize_t at, Py_ssize_t want)
@@ -454,7 +353,7 @@ sr_record_error(StreamObject *self, const rd_ctx *c, Py_ssize_t at, Py_ssize_t i
     if (u8p_rd_record(c, &p, &off, &n, "string") >= 0)
         PyErr_Format(PyExc_SystemError, "StreamReader: the record at offset %zd parsed",
                      c->base + at);
-    sr_annotate(c->base + at, idx);
+    u8p_rd_annotate(c->base + at, idx, "stream");
 }
 
 /*
@@ -500,7 +399,7 @@ sr_probe(StreamObject *self, const rd_ctx *c, Py_ssize_t *p, Py_ssize_t *off, Py
         PyErr_Format(PyExc_ValueError,
                      "string length %llu (prefix at offset %zd) exceeds max_record=%zd",
                      (unsigned long long)v, c->base + at, self->max_record);
-        sr_annotate(c->base + at, idx);
+        u8p_rd_annotate(c->base + at, idx, "stream");
         return SR_ERR;
     }
     if (v > (uint64_t)(avail - size)) {
@@ -662,7 +561,7 @@ sr_decode_list(StreamObject *self, Py_ssize_t k, int raw)
         }
         s = sr_item(&c, off, n, raw);
         if (s == NULL) {
-            sr_annotate(c.base + at, self->index + i);
+            u8p_rd_annotate(c.base + at, self->index + i, "stream");
             Py_DECREF(list);
             return NULL;
         }
@@ -763,7 +662,7 @@ got:
     else
         s = sr_item(&c, off, n, kind == 1);
     if (s == NULL) {
-        sr_annotate(c.base + self->start, self->index);
+        u8p_rd_annotate(c.base + self->start, self->index, "stream");
         return NULL;
     }
     sr_commit(self, p, 1);
@@ -1009,7 +908,7 @@ sr_read_plain(StreamObject *self, Py_ssize_t raw_n, Py_ssize_t *stop, uint64_t *
                 Py_ssize_t p = at;
                 if (u8p_rd_vint(&c, &p, value, "varint") == 0)
                     PyErr_SetString(PyExc_SystemError, "StreamReader: the varint parsed");
-                sr_annotate(c.base + at, self->index);
+                u8p_rd_annotate(c.base + at, self->index, "stream");
                 return -1;
             }
             if (k > 0) {
@@ -1030,7 +929,7 @@ sr_read_plain(StreamObject *self, Py_ssize_t raw_n, Py_ssize_t *stop, uint64_t *
                 if (u8p_rd_vint(&c, &p, value, "varint") == 0)
                     PyErr_SetString(PyExc_SystemError, "StreamReader: the varint parsed");
             }
-            sr_annotate(c.base + at, self->index);
+            u8p_rd_annotate(c.base + at, self->index, "stream");
             return -1;
         }
         if (!self->pull) {
@@ -1407,27 +1306,7 @@ sr_read_arrow(StreamObject *self, Py_ssize_t limit)
     res = u8p_arrow_read(st, &c, &pos, k);
     if (res == NULL) {
         /* Arrow's decode errors name their row within the batch */
-        PyObject *v = exc_take(), *row;
-        Py_ssize_t idx = self->index;
-        if (v == NULL)
-            return NULL;
-        row = u8p_getattr_interned(v, "row");
-        if (row == NULL) {
-            PyErr_Clear();
-        }
-        else {
-            Py_ssize_t i = PyLong_AsSsize_t(row);
-            Py_DECREF(row);
-            if (i == -1 && PyErr_Occurred())
-                PyErr_Clear();
-            else
-                idx += i;
-        }
-        if (set_ssize_attr(v, "record_index", idx) < 0) {
-            Py_DECREF(v);
-            return NULL;
-        }
-        exc_raise(v);
+        u8p_rd_annotate_call(&c, self->start, k, self->index, "stream");
         return NULL;
     }
     sr_commit(self, pos, k);
