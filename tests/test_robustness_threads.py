@@ -163,6 +163,32 @@ def test_read_string_releases_the_gil(kind, fast_switch):
     assert got >= 1, f"another thread made no progress during read_string ({kind})"
 
 
+@pytest.mark.parametrize("kind", ["ucs2", "ucs4"])
+def test_stream_reader_releases_the_gil_on_a_big_record(kind, fast_switch):
+    """A StreamReader decodes a record of 1 MiB or more without the GIL too.
+    The readers are fed before the timed calls (a feed is a copy, made with
+    the GIL), so the call's middle half is the decode."""
+    s = _sized(
+        TEXTS[kind],
+        lambda s: utf8pfx.BufferReader(utf8pfx.encode(s)).read_string(),
+        control=lambda s: s.encode().decode(),
+    )
+    data = utf8pfx.encode(s)
+    body = s.encode()
+    readers = []
+    for _ in range(6):
+        r = utf8pfx.StreamReader()
+        r.feed(data)
+        readers.append(r)
+
+    out = []
+    got, ctl = _released(lambda _: out.append(readers.pop().read_string()),
+                         lambda _: body.decode(), s)
+    assert out and all(x == s for x in out)
+    assert ctl == 0
+    assert got >= 1, f"another thread made no progress during StreamReader.read_string ({kind})"
+
+
 def test_write_strings_keeps_the_gil(fast_switch):
     """Only the three single-body calls release the GIL: write_strings of
     strings just under 1 MiB holds it throughout (the probe logs nothing in

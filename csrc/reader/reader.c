@@ -971,16 +971,8 @@ Reader_dealloc(ReaderObject *self)
             return NULL;                                                                      \
     } while (0)
 
-/*
- * A valid UTF-8 payload of U8P_NOGIL_MIN bytes or more, scanned and
- * transcoded without the GIL under the reader's lock.  Returns the str, or
- * NULL: with an exception, or without one (*fallback set) when the scan
- * rejects the bytes, so that the ordinary path raises the exact error or
- * applies the handler with the GIL.
- */
-static PyObject *
-reader_decode_big(ReaderObject *self, const rd_ctx *c, Py_ssize_t off, Py_ssize_t n,
-                  int *fallback)
+PyObject *
+u8p_rd_decode_nogil(const rd_ctx *c, Py_ssize_t off, Py_ssize_t n, int *fallback)
 {
     const uint8_t *p = c->data + off;
     const int allow = c->eh == U8P_ERR_SURROGATEPASS;
@@ -989,21 +981,16 @@ reader_decode_big(ReaderObject *self, const rd_ctx *c, Py_ssize_t off, Py_ssize_
     PyObject *s;
 
     *fallback = 0;
-    if (u8p_objlock_enter(&self->nogil) < 0)
-        return NULL;
     Py_BEGIN_ALLOW_THREADS
     st = u8p_D->scan(p, (size_t)n, allow, &r);
     Py_END_ALLOW_THREADS
     if (st != U8P_DEC_OK) {
-        u8p_objlock_exit(&self->nogil);
         *fallback = 1;
         return NULL;
     }
     s = PyUnicode_New((Py_ssize_t)r.ncp, (Py_UCS4)r.maxchar);
-    if (s == NULL) {
-        u8p_objlock_exit(&self->nogil);
+    if (s == NULL)
         return NULL;
-    }
     {
         const uint32_t maxchar = (uint32_t)r.maxchar;
         void *dst = PyUnicode_DATA(s); /* a new str: nobody else sees it yet */
@@ -1024,6 +1011,20 @@ reader_decode_big(ReaderObject *self, const rd_ctx *c, Py_ssize_t off, Py_ssize_
         }
         Py_END_ALLOW_THREADS
     }
+    return s;
+}
+
+/* u8p_rd_decode_nogil under the reader's lock (objlock.h), which every
+ * other method waits for: the position and the export stay as they are. */
+static PyObject *
+reader_decode_big(ReaderObject *self, const rd_ctx *c, Py_ssize_t off, Py_ssize_t n,
+                  int *fallback)
+{
+    PyObject *s;
+    *fallback = 0;
+    if (u8p_objlock_enter(&self->nogil) < 0)
+        return NULL;
+    s = u8p_rd_decode_nogil(c, off, n, fallback);
     u8p_objlock_exit(&self->nogil);
     return s;
 }

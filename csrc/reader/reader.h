@@ -56,6 +56,14 @@ typedef struct {
 int u8p_rd_record(const rd_ctx *c, Py_ssize_t *pos, Py_ssize_t *payload, Py_ssize_t *plen,
                   const char *what);
 PyObject *u8p_rd_decode(const rd_ctx *c, Py_ssize_t off, Py_ssize_t n);
+/* A UTF-8 payload (of U8P_NOGIL_MIN bytes or more: below, releasing the GIL
+ * costs more than it frees) scanned and transcoded with the GIL released.
+ * Returns the str; or NULL with an exception (MemoryError); or NULL without
+ * one and *fallback set when the scan rejects the bytes, and then
+ * u8p_rd_decode, with the GIL, raises the exact error or applies the
+ * handler.  The caller keeps every other thread away from c->data
+ * meanwhile (a lock that its other methods wait for). */
+PyObject *u8p_rd_decode_nogil(const rd_ctx *c, Py_ssize_t off, Py_ssize_t n, int *fallback);
 /* A bare varint (read_vint) at *pos: 0 and *pos moved, or -1 with the
  * reader's ValueError (`what` is "varint" there). */
 int u8p_rd_vint(const rd_ctx *c, Py_ssize_t *pos, uint64_t *value, const char *what);

@@ -39,6 +39,9 @@
  * handler, a finalizer calling back into the reader) gets RuntimeError
  * instead of a deadlock or a window changing under its feet.  The
  * read-only properties answer such a call with the committed state.
+ * A UTF-8 record of U8P_NOGIL_MIN bytes or more is decoded with the GIL
+ * released (sr_item): the window is the reader's own bytearray, and the
+ * busy flag keeps every other call out meanwhile.
  *
  * Errors name the absolute offset and the index of the record: ValueError
  * gets "(record index N)" appended and the attributes `data_offset` (where
@@ -537,6 +540,14 @@ sr_item(const rd_ctx *c, Py_ssize_t off, Py_ssize_t n, int raw)
         return Py_NewRef(Py_None);
     if (raw)
         return PyBytes_FromStringAndSize((const char *)c->data + off, n);
+    if (n >= U8P_NOGIL_MIN && c->enc == U8P_ENC_UTF8) {
+        /* the window is the reader's own bytearray, and every other call on
+         * this reader waits while it is busy (sr_enter) */
+        int fallback;
+        PyObject *s = u8p_rd_decode_nogil(c, off, n, &fallback);
+        if (s != NULL || !fallback)
+            return s;
+    }
     return u8p_rd_decode(c, off, n);
 }
 
