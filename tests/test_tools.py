@@ -116,3 +116,25 @@ def test_short_thread_body_is_real_text_of_the_release_size(monkeypatch, tmp_pat
     lines = mod.threads_lines({"mib_per_call": 1, "calls": 192, "hashlib_speedup": 1.9,
                                "body": "ru x", "utf8_bytes": 3 << 19, "patterns": {}})
     assert "1 MiB UCS2; ru x, 1.50 MiB of UTF-8" in lines[0], lines[0]
+
+
+VS_SIMDUTF = os.path.join(ROOT, "bench", "vs_simdutf.py")
+
+
+@pytest.mark.skipif(not os.path.isfile(VS_SIMDUTF), reason="needs the repository's bench/")
+def test_simdutf_comparison_asks_for_a_source_and_downloads_nothing(tmp_path, monkeypatch):
+    """bench/vs_simdutf.py without a simdutf checkout says how to get one
+    and exits 2, and with a folder that is not one names what is missing:
+    it never fetches third-party code itself."""
+    import subprocess
+
+    env = dict(os.environ)
+    env.pop("SIMDUTF_SRC", None)
+    r = subprocess.run([sys.executable, VS_SIMDUTF], capture_output=True, text=True, env=env,
+                       cwd=str(tmp_path), timeout=60)
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert "git clone https://github.com/simdutf/simdutf" in r.stdout + r.stderr
+    r = subprocess.run([sys.executable, VS_SIMDUTF, "--simdutf-src", str(tmp_path)],
+                       capture_output=True, text=True, env=env, cwd=str(tmp_path), timeout=60)
+    assert r.returncode != 0 and "amalgamate" in r.stdout + r.stderr, r.stdout + r.stderr
+    assert os.listdir(str(tmp_path)) == []

@@ -1,0 +1,661 @@
+/*
+ * utf8pfx's encode kernels against simdutf's converters, kernel level, no
+ * Python: ns per string of "exact UTF-8 length, then encode into a buffer"
+ * on the same real-world strings, in one process, contenders interleaved.
+ *
+ * Normally run through the driver, which prepares the inputs, amalgamates
+ * and builds simdutf in a temporary folder and compiles this file:
+ *
+ *   python3 bench/vs_simdutf.py --simdutf-src /path/to/simdutf
+ *
+ * By hand (SD = a folder holding simdutf.h and simdutf.cpp made by simdutf's
+ * singleheader/amalgamate.py; nothing of simdutf is kept in this repository;
+ * INPUT.bin as the driver writes it: `--build-dir /tmp/vs` keeps its
+ * /tmp/vs/input.bin and binary):
+ *
+ *   mkdir -p /tmp/vs/obj
+ *   for f in $(find csrc/kernels -name '*.c'); do
+ *       gcc -DNDEBUG -fwrapv -O3 -Wall -Wextra -fvisibility=hidden -Icsrc \
+ *           -c $f -o /tmp/vs/obj/k_$(basename $f .c).o; done
+ *   g++ -O3 -DNDEBUG -std=c++17 -c $SD/simdutf.cpp -o /tmp/vs/obj/simdutf.o
+ *   g++ -O3 -DNDEBUG -std=c++17 -Wall -Wextra -I$SD -Icsrc/kernels \
+ *       bench/c/vs_simdutf.cpp $(find /tmp/vs/obj -name '*.o') -o /tmp/vs/vs_simdutf
+ *   /tmp/vs/vs_simdutf /tmp/vs/input.bin [--repeats N] [--min-loop-us US]
+ *       [--simdutf-rev TEXT]
+ *
+ * (the kernel flags are setup.py's plus CPython's -DNDEBUG -fwrapv; the
+ * kernels pick their instruction sets per function, so no -m flags.)
+ *
+ * INPUT.bin (written by bench/vs_simdutf.py; all integers u32 little-endian):
+ *   "U8PVS001"                      magic, 8 bytes
+ *   nworkloads
+ *   per workload:
+ *     name_len, name bytes (ASCII)
+ *     kind                          1, 2 or 4: PEP 393 storage (UCS1/2/4)
+ *     is_short                      1 for the short-names row
+ *     nstr
+ *     per string: n (code points), u8len (bytes of its UTF-8),
+ *                 the n code units (n * kind bytes),
+ *                 its UTF-8 as CPython's str.encode() made it (u8len bytes)
+ *
+ * Contenders, per workload:
+ *   utf8pfx <level>  for every level the CPU runs (u8p_kernels_for_level:
+ *                    scalar, sse, avx2, avx512 / neon): len_ucsN, then
+ *                    enc_ucsN into the buffer (what the writer does for a
+ *                    str whose size it does not know).  "default" is
+ *                    u8p_select_kernels(NULL), the level the extension picks.
+ *   simdutf          its runtime-dispatched implementation (name printed),
+ *                    the no-validation converters, the peer of utf8pfx's
+ *                    kernels, whose input is a str: a CPython str is valid by
+ *                    construction apart from lone surrogates, which
+ *                    utf8pfx's length pass counts and its encoder stops at:
+ *                      UCS1  utf8_length_from_latin1 + convert_latin1_to_utf8
+ *                      UCS2  utf8_length_from_utf16le + convert_valid_utf16le_to_utf8
+ *                      UCS4  utf8_length_from_utf32 + convert_valid_utf32_to_utf8
+ *   simdutf checked  UCS2/UCS4 only: the same with the validating converters
+ *                    (convert_utf16le_to_utf8, convert_utf32_to_utf8), for
+ *                    scale: they reject a lone surrogate, which is about what
+ *                    utf8pfx's encoders check too (they stop at one).
+ *
+ * Before timing, every contender encodes every string into a buffer
+ * with guard bytes; its length, its bytes (which must equal CPython's, so
+ * all contenders give identical bytes) and the guards are checked, and the
+ * program exits 1 with a message on the first difference.
+ *
+ * Memory layout as the writer sees it: each string's code units start 56
+ * bytes into a 64-byte aligned block (8 mod 16, like the data of a compact
+ * CPython str), and the UTF-8 goes to a buffer after room for the varint
+ * prefix of its length (1-3 bytes).
+ *
+ * Timing: one loop encodes every string of the workload once (16 long
+ * strings, or all the short names: never one string over and over, which
+ * lets the branch predictor learn it), repeated a power-of-two number of
+ * times so that the loop takes at least ~20 us (calibrated per contender).
+ * Each contender is timed --repeats times (default 300), the contenders
+ * in a rotating order within each repeat so all of them sample the same
+ * moments of the machine; the table shows the best (minimum) ns per string,
+ * what an undisturbed core does.  ratio = utf8pfx default / simdutf time
+ * (< 1: utf8pfx faster); "med" is the same ratio from the medians, as a
+ * check on noise.  Targets: long rows ratio <= 1/1.2 (0.833), short rows
+ * <= 1.0.
+ */
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <string>
+#include <vector>
+
+#include "kernels.h"
+#include "simdutf.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
+
+namespace {
+
+struct Str {
+    size_t n;            /* code points */
+    size_t u8len;        /* bytes of UTF-8 */
+    size_t pfx;          /* varint prefix bytes before the UTF-8 in dst */
+    const void *units;   /* 56 bytes into a 64-byte aligned block */
+    const uint8_t *ref;  /* CPython's UTF-8 */
+};
+
+struct Workload {
+    std::string name;
+    int kind = 0;
+    bool is_short = false;
+    std::vector<Str> s;
+    size_t cps = 0, bytes = 0;
+};
+
+enum CType { C_U8P, C_SD_VALID, C_SD_CHECKED };
+
+struct Contender {
+    std::string label;
+    CType type;
+    const u8p_kernels *k; /* C_U8P */
+};
+
+volatile size_t sink;
+
+double
+now()
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+[[noreturn]] void
+die(const char *msg, const std::string &detail = "")
+{
+    std::fprintf(stderr, "vs_simdutf: %s%s%s\n", msg, detail.empty() ? "" : ": ", detail.c_str());
+    std::exit(1);
+}
+
+/* ---- one call of each contender: length, then encode ---- */
+
+template <int KIND>
+inline size_t
+u8p_one(const u8p_kernels *k, const Str &s, uint8_t *dst)
+{
+    size_t ns = 0, done = 0, len, w;
+    if (KIND == 1) {
+        len = k->len_ucs1((const uint8_t *)s.units, s.n);
+        w = k->enc_ucs1((const uint8_t *)s.units, s.n, dst);
+        done = s.n;
+    } else if (KIND == 2) {
+        len = k->len_ucs2((const uint16_t *)s.units, s.n, &ns);
+        w = k->enc_ucs2((const uint16_t *)s.units, s.n, dst, &done);
+    } else {
+        len = k->len_ucs4((const uint32_t *)s.units, s.n, &ns);
+        w = k->enc_ucs4((const uint32_t *)s.units, s.n, dst, &done);
+    }
+    /* a surrogate (never in these inputs; checked) would show as ns > 0 or
+     * done < n: both must be 0 / n, so fold them in to keep them live */
+    return len + w + ns + (s.n - done);
+}
+
+template <int KIND>
+inline size_t
+sd_valid_one(const Str &s, uint8_t *dst)
+{
+    size_t len, w;
+    if (KIND == 1) {
+        len = simdutf::utf8_length_from_latin1((const char *)s.units, s.n);
+        w = simdutf::convert_latin1_to_utf8((const char *)s.units, s.n, (char *)dst);
+    } else if (KIND == 2) {
+        len = simdutf::utf8_length_from_utf16le((const char16_t *)s.units, s.n);
+        w = simdutf::convert_valid_utf16le_to_utf8((const char16_t *)s.units, s.n, (char *)dst);
+    } else {
+        len = simdutf::utf8_length_from_utf32((const char32_t *)s.units, s.n);
+        w = simdutf::convert_valid_utf32_to_utf8((const char32_t *)s.units, s.n, (char *)dst);
+    }
+    return len + w;
+}
+
+template <int KIND>
+inline size_t
+sd_checked_one(const Str &s, uint8_t *dst)
+{
+    size_t len, w;
+    if (KIND == 2) {
+        len = simdutf::utf8_length_from_utf16le((const char16_t *)s.units, s.n);
+        w = simdutf::convert_utf16le_to_utf8((const char16_t *)s.units, s.n, (char *)dst);
+    } else {
+        len = simdutf::utf8_length_from_utf32((const char32_t *)s.units, s.n);
+        w = simdutf::convert_utf32_to_utf8((const char32_t *)s.units, s.n, (char *)dst);
+    }
+    return len + w; /* w = 0 on invalid input */
+}
+
+/* one call of contender c on s, for the check: the bytes written and the
+ * length pass's result */
+void
+call_once(const Contender &c, int kind, const Str &s, uint8_t *dst, size_t *len, size_t *w,
+          size_t *ns, size_t *done)
+{
+    *ns = 0;
+    *done = s.n;
+    if (c.type == C_U8P) {
+        const u8p_kernels *k = c.k;
+        if (kind == 1) {
+            *len = k->len_ucs1((const uint8_t *)s.units, s.n);
+            *w = k->enc_ucs1((const uint8_t *)s.units, s.n, dst);
+        } else if (kind == 2) {
+            *len = k->len_ucs2((const uint16_t *)s.units, s.n, ns);
+            *w = k->enc_ucs2((const uint16_t *)s.units, s.n, dst, done);
+        } else {
+            *len = k->len_ucs4((const uint32_t *)s.units, s.n, ns);
+            *w = k->enc_ucs4((const uint32_t *)s.units, s.n, dst, done);
+        }
+        return;
+    }
+    const char16_t *p16 = (const char16_t *)s.units;
+    const char32_t *p32 = (const char32_t *)s.units;
+    char *d = (char *)dst;
+    bool chk = c.type == C_SD_CHECKED;
+    if (kind == 1) {
+        *len = simdutf::utf8_length_from_latin1((const char *)s.units, s.n);
+        *w = simdutf::convert_latin1_to_utf8((const char *)s.units, s.n, d);
+    } else if (kind == 2) {
+        *len = simdutf::utf8_length_from_utf16le(p16, s.n);
+        *w = chk ? simdutf::convert_utf16le_to_utf8(p16, s.n, d)
+                 : simdutf::convert_valid_utf16le_to_utf8(p16, s.n, d);
+    } else {
+        *len = simdutf::utf8_length_from_utf32(p32, s.n);
+        *w = chk ? simdutf::convert_utf32_to_utf8(p32, s.n, d)
+                 : simdutf::convert_valid_utf32_to_utf8(p32, s.n, d);
+    }
+}
+
+/* ---- timing ---- */
+
+/* `rounds` passes over every string of w; seconds per string */
+template <class F>
+double
+loop(const Workload &w, uint8_t *dst, long rounds, F f)
+{
+    const Str *b = w.s.data(), *e = b + w.s.size();
+    size_t acc = 0;
+    double t0 = now();
+    for (long r = 0; r < rounds; r++)
+        for (const Str *s = b; s != e; s++)
+            acc += f(*s, dst + s->pfx);
+    double t = now() - t0;
+    sink += acc;
+    return t / ((double)rounds * (double)w.s.size());
+}
+
+template <int KIND>
+double
+run_kind(const Contender &c, const Workload &w, uint8_t *dst, long rounds)
+{
+    switch (c.type) {
+    case C_U8P: {
+        const u8p_kernels *k = c.k;
+        return loop(w, dst, rounds,
+                    [k](const Str &s, uint8_t *d) { return u8p_one<KIND>(k, s, d); });
+    }
+    case C_SD_VALID:
+        return loop(w, dst, rounds,
+                    [](const Str &s, uint8_t *d) { return sd_valid_one<KIND>(s, d); });
+    case C_SD_CHECKED:
+    default:
+        if (KIND == 1)
+            die("no checked simdutf converter for Latin-1");
+        /* (KIND 1 never gets here; the template needs a UTF-16/32 kind) */
+        return loop(w, dst, rounds, [](const Str &s, uint8_t *d) {
+            return sd_checked_one<KIND == 1 ? 2 : KIND>(s, d);
+        });
+    }
+}
+
+double
+run(const Contender &c, const Workload &w, uint8_t *dst, long rounds)
+{
+    if (w.kind == 1)
+        return run_kind<1>(c, w, dst, rounds);
+    if (w.kind == 2)
+        return run_kind<2>(c, w, dst, rounds);
+    return run_kind<4>(c, w, dst, rounds);
+}
+
+/* ---- input ---- */
+
+uint32_t
+rd32(FILE *f, const char *what)
+{
+    unsigned char b[4];
+    if (std::fread(b, 1, 4, f) != 4)
+        die("input file truncated", what);
+    return (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
+}
+
+void *
+block(size_t bytes)
+{
+    /* 56 bytes into a 64-byte aligned block: 8 mod 16, as CPython's data */
+    size_t sz = (bytes + 56 + 63) / 64 * 64;
+    void *p = std::aligned_alloc(64, sz);
+    if (!p)
+        die("out of memory");
+    return (char *)p + 56;
+}
+
+std::vector<Workload>
+load(const char *path)
+{
+    FILE *f = std::fopen(path, "rb");
+    if (!f)
+        die("cannot open input file", path);
+    char magic[8];
+    if (std::fread(magic, 1, 8, f) != 8 || std::memcmp(magic, "U8PVS001", 8) != 0)
+        die("not a vs_simdutf input file (magic U8PVS001)", path);
+    std::vector<Workload> out(rd32(f, "count"));
+    for (Workload &w : out) {
+        w.name.resize(rd32(f, "name length"));
+        if (std::fread(&w.name[0], 1, w.name.size(), f) != w.name.size())
+            die("input file truncated", "name");
+        w.kind = (int)rd32(f, "kind");
+        if (w.kind != 1 && w.kind != 2 && w.kind != 4)
+            die("bad kind in input file", w.name);
+        w.is_short = rd32(f, "is_short") != 0;
+        w.s.resize(rd32(f, "nstr"));
+        for (Str &s : w.s) {
+            s.n = rd32(f, "n");
+            s.u8len = rd32(f, "u8len");
+            s.pfx = s.u8len < 128 ? 1 : s.u8len < 16384 ? 2 : 3;
+            void *u = block(s.n * (size_t)w.kind);
+            uint8_t *r = (uint8_t *)std::malloc(s.u8len + 1);
+            if (std::fread(u, (size_t)w.kind, s.n, f) != s.n
+                || std::fread(r, 1, s.u8len, f) != s.u8len)
+                die("input file truncated", w.name);
+            s.units = u;
+            s.ref = r;
+            w.cps += s.n;
+            w.bytes += s.u8len;
+        }
+    }
+    std::fclose(f);
+    return out;
+}
+
+/* ---- check ---- */
+
+size_t
+first_diff(const uint8_t *a, size_t na, const uint8_t *b, size_t nb)
+{
+    size_t k = 0;
+    while (k < na && k < nb && a[k] == b[k])
+        k++;
+    return k;
+}
+
+/* every contender on every string: its length pass, its byte count, no
+ * write outside the UTF-8, then its bytes against every other contender's
+ * (the brief: identical bytes) and against CPython's */
+void
+verify(const std::vector<Contender> &cs, const Workload &w, uint8_t *buf, size_t cap)
+{
+    char msg[640];
+    std::vector<std::vector<uint8_t>> outs(cs.size());
+    for (size_t i = 0; i < w.s.size(); i++) {
+        const Str &s = w.s[i];
+        int first = -1;
+        for (size_t ci = 0; ci < cs.size(); ci++) {
+            const Contender &c = cs[ci];
+            outs[ci].clear();
+            if (c.type == C_SD_CHECKED && w.kind == 1)
+                continue;
+            size_t len, wr, ns, done;
+            if (s.pfx + s.u8len + 64 > cap)
+                die("internal: buffer too small");
+            std::memset(buf, 0xA5, s.pfx + s.u8len + 64);
+            call_once(c, w.kind, s, buf + s.pfx, &len, &wr, &ns, &done);
+            const char *bad = nullptr;
+            if (len != s.u8len)
+                bad = "its length pass gives a different UTF-8 length";
+            else if (ns != 0 || done != s.n)
+                bad = "it reports a surrogate";
+            else if (wr != s.u8len)
+                bad = "its encoder returns a different byte count";
+            for (size_t j = 0; !bad && j < s.pfx; j++)
+                if (buf[j] != 0xA5)
+                    bad = "it wrote before its output";
+            for (size_t j = 0; !bad && j < 64; j++)
+                if (buf[s.pfx + s.u8len + j] != 0xA5)
+                    bad = "it wrote past its output";
+            if (bad) {
+                std::snprintf(msg, sizeof msg,
+                              "%s, string %zu (%zu code points, UTF-8 %zu bytes): %s "
+                              "(length %zu, written %zu, surrogates %zu, done %zu)",
+                              w.name.c_str(), i, s.n, s.u8len, bad, len, wr, ns, done);
+                die(("MISMATCH: " + c.label).c_str(), msg);
+            }
+            outs[ci].assign(buf + s.pfx, buf + s.pfx + wr);
+            if (first < 0)
+                first = (int)ci;
+        }
+        bool all_same = true;
+        for (size_t ci = 0; ci < cs.size(); ci++) {
+            if (outs[ci].empty() && s.u8len)
+                continue; /* not run on this kind */
+            if (outs[ci] != outs[first]) {
+                all_same = false;
+                std::snprintf(msg, sizeof msg,
+                              "%s, string %zu (%zu code points, UTF-8 %zu bytes): %s and %s "
+                              "give different bytes (first difference at byte %zu); CPython's "
+                              "str.encode() agrees with %s",
+                              w.name.c_str(), i, s.n, s.u8len, cs[first].label.c_str(),
+                              cs[ci].label.c_str(),
+                              first_diff(outs[first].data(), outs[first].size(),
+                                         outs[ci].data(), outs[ci].size()),
+                              std::memcmp(outs[first].data(), s.ref, s.u8len) == 0
+                                  ? cs[first].label.c_str()
+                                  : std::memcmp(outs[ci].data(), s.ref, s.u8len) == 0
+                                        ? cs[ci].label.c_str()
+                                        : "neither");
+                die("MISMATCH", msg);
+            }
+        }
+        if (all_same && std::memcmp(outs[first].data(), s.ref, s.u8len) != 0) {
+            std::snprintf(msg, sizeof msg,
+                          "%s, string %zu (%zu code points, UTF-8 %zu bytes): every contender "
+                          "gives the same bytes, but they differ from CPython's str.encode() "
+                          "(first difference at byte %zu)",
+                          w.name.c_str(), i, s.n, s.u8len,
+                          first_diff(outs[first].data(), s.u8len, s.ref, s.u8len));
+            die("MISMATCH", msg);
+        }
+    }
+}
+
+/* ---- header ---- */
+
+std::string
+cpu_name()
+{
+    std::string out;
+#if defined(__x86_64__) || defined(__i386__)
+    unsigned a, b, c, d;
+    char vendor[13] = {0};
+    if (__get_cpuid(0, &a, &b, &c, &d)) {
+        std::memcpy(vendor, &b, 4);
+        std::memcpy(vendor + 4, &d, 4);
+        std::memcpy(vendor + 8, &c, 4);
+        __cpuid(1, a, b, c, d);
+        unsigned fam = (a >> 8) & 0xF, model = (a >> 4) & 0xF, step = a & 0xF;
+        if (fam == 0xF)
+            fam += (a >> 20) & 0xFF;
+        if (fam == 0x6 || fam >= 0xF)
+            model |= ((a >> 16) & 0xF) << 4;
+        char brand[49] = {0};
+        unsigned maxext = __get_cpuid_max(0x80000000, nullptr);
+        if (maxext >= 0x80000004) {
+            for (unsigned i = 0; i < 3; i++) {
+                __cpuid(0x80000002 + i, a, b, c, d);
+                std::memcpy(brand + 16 * i, &a, 4);
+                std::memcpy(brand + 16 * i + 4, &b, 4);
+                std::memcpy(brand + 16 * i + 8, &c, 4);
+                std::memcpy(brand + 16 * i + 12, &d, 4);
+            }
+        }
+        char buf[160];
+        std::snprintf(buf, sizeof buf, "%s family %u (0x%x) model %u (0x%x) stepping %u, \"%s\"",
+                      vendor, fam, fam, model, model, step, brand);
+        out = buf;
+    }
+#endif
+    if (out.empty()) {
+        FILE *f = std::fopen("/proc/cpuinfo", "r");
+        char line[256];
+        while (f && std::fgets(line, sizeof line, f)) {
+            if (!std::strncmp(line, "model name", 10) || !std::strncmp(line, "CPU part", 8)
+                || !std::strncmp(line, "CPU implementer", 15)) {
+                line[std::strcspn(line, "\n")] = 0;
+                out += (out.empty() ? "" : "; ") + std::string(line);
+                if (out.size() > 120)
+                    break;
+            }
+        }
+        if (f)
+            std::fclose(f);
+    }
+    return out.empty() ? "unknown" : out;
+}
+
+double
+median(std::vector<double> v)
+{
+    std::sort(v.begin(), v.end());
+    return v.empty() ? 0 : v[v.size() / 2];
+}
+
+} // namespace
+
+int
+main(int argc, char **argv)
+{
+    const char *input = nullptr, *rev = "unknown";
+    int repeats = 300;
+    double min_loop = 20e-6;
+    for (int i = 1; i < argc; i++) {
+        if (!std::strcmp(argv[i], "--repeats") && i + 1 < argc)
+            repeats = std::atoi(argv[++i]);
+        else if (!std::strcmp(argv[i], "--simdutf-rev") && i + 1 < argc)
+            rev = argv[++i];
+        else if (!std::strcmp(argv[i], "--min-loop-us") && i + 1 < argc)
+            min_loop = std::atof(argv[++i]) * 1e-6;
+        else if (argv[i][0] != '-' && !input)
+            input = argv[i];
+        else {
+            std::fprintf(stderr, "usage: %s INPUT.bin [--repeats N] [--min-loop-us US] "
+                                 "[--simdutf-rev TEXT]\n", argv[0]);
+            return 2;
+        }
+    }
+    if (!input) {
+        std::fprintf(stderr, "usage: %s INPUT.bin [--repeats N] [--simdutf-rev TEXT]\n", argv[0]);
+        return 2;
+    }
+    if (repeats < 1)
+        repeats = 1;
+    std::vector<Workload> ws = load(input);
+
+    /* contenders: every utf8pfx level the CPU runs, then simdutf */
+    const u8p_kernels *def = u8p_select_kernels(nullptr);
+    std::vector<Contender> cs;
+    int def_idx = -1, avx2_idx = -1;
+    for (int lvl = 0; lvl < U8P_ISA_COUNT; lvl++) {
+        const u8p_kernels *k = u8p_kernels_for_level((u8p_isa)lvl);
+        if (!k)
+            continue;
+        if (k == def)
+            def_idx = (int)cs.size();
+        if (!std::strcmp(k->name, "avx2"))
+            avx2_idx = (int)cs.size();
+        cs.push_back({std::string("utf8pfx ") + k->name, C_U8P, k});
+    }
+    if (def_idx < 0)
+        die("internal: the default kernel table is not one of the levels");
+    int sd_idx = (int)cs.size();
+    cs.push_back({"simdutf", C_SD_VALID, nullptr});
+    int sdc_idx = (int)cs.size();
+    cs.push_back({"simdutf checked", C_SD_CHECKED, nullptr});
+
+    const simdutf::implementation *impl = simdutf::get_active_implementation();
+    std::string levels;
+    for (const Contender &c : cs)
+        if (c.type == C_U8P)
+            levels += (levels.empty() ? "" : ", ") + std::string(c.k->name);
+    std::printf("cpu:      %s\n", cpu_name().c_str());
+    std::printf("utf8pfx:  kernel levels on this CPU: %s; default (u8p_select_kernels): %s\n",
+                levels.c_str(), def->name);
+    std::printf("simdutf:  %s, commit %s; active implementation: %s (%s)\n", SIMDUTF_VERSION,
+                rev, std::string(impl->name()).c_str(), std::string(impl->description()).c_str());
+    std::printf("simdutf converters: latin1: utf8_length_from_latin1 + convert_latin1_to_utf8; "
+                "ucs2: utf8_length_from_utf16le + convert_valid_utf16le_to_utf8; "
+                "ucs4: utf8_length_from_utf32 + convert_valid_utf32_to_utf8 "
+                "(\"checked\": convert_utf16le_to_utf8 / convert_utf32_to_utf8)\n");
+
+    size_t cap = 0;
+    for (const Workload &w : ws)
+        for (const Str &s : w.s)
+            cap = std::max(cap, s.pfx + s.u8len + 64);
+    uint8_t *buf = (uint8_t *)std::aligned_alloc(64, (cap + 63) / 64 * 64);
+    if (!buf)
+        die("out of memory");
+
+    size_t nchecked = 0;
+    for (const Workload &w : ws) {
+        if (w.s.empty())
+            die("workload without strings", w.name);
+        verify(cs, w, buf, cap);
+        nchecked += w.s.size();
+    }
+    std::printf("verified: %zu strings in %zu workload(s), every contender's length and bytes "
+                "equal CPython's str.encode() (identical across contenders), no write outside "
+                "the UTF-8\n",
+                nchecked, ws.size());
+    std::printf("method:   best of %d loops per contender (each >= %.0f us, every string of the "
+                "workload per pass), contenders interleaved; ns per string\n\n",
+                repeats, min_loop * 1e6);
+
+    /* table */
+    std::printf("%-20s %4s %5s %6s %8s |", "workload", "kind", "nstr", "cp/str", "B/str");
+    for (const Contender &c : cs)
+        if (c.type == C_U8P)
+            std::printf(" %9s", (std::string(c.k->name) + (c.k == def ? "*" : "")).c_str());
+    std::printf(" | %9s %9s | %6s %6s %6s %6s\n", "simdutf", "sd chk", "ratio", "med", "avx2/sd",
+                "target");
+    std::fflush(stdout);
+
+    bool all_met = true;
+    for (const Workload &w : ws) {
+        size_t nc = cs.size();
+        std::vector<long> rounds(nc, 1);
+        std::vector<std::vector<double>> samples(nc);
+        std::vector<bool> skip(nc, false);
+        if (w.kind == 1)
+            skip[sdc_idx] = true;
+        /* warm up and calibrate: rounds per loop so a loop takes >= min_loop */
+        for (size_t c = 0; c < nc; c++) {
+            if (skip[c])
+                continue;
+            for (;;) {
+                double t = run(cs[c], w, buf, rounds[c]) * (double)rounds[c] * (double)w.s.size();
+                if (t >= min_loop || rounds[c] >= (1L << 20))
+                    break;
+                rounds[c] *= 2;
+            }
+        }
+        for (int r = 0; r < repeats; r++) {
+            for (size_t j = 0; j < nc; j++) {
+                size_t c = (j + (size_t)r) % nc; /* rotate the order */
+                if (!skip[c])
+                    samples[c].push_back(run(cs[c], w, buf, rounds[c]));
+            }
+        }
+        std::vector<double> best(nc, 0), med(nc, 0);
+        for (size_t c = 0; c < nc; c++) {
+            if (skip[c])
+                continue;
+            best[c] = *std::min_element(samples[c].begin(), samples[c].end()) * 1e9;
+            med[c] = median(samples[c]) * 1e9;
+        }
+        double ratio = best[def_idx] / best[sd_idx];
+        double mratio = med[def_idx] / med[sd_idx];
+        double limit = w.is_short ? 1.0 : 1.0 / 1.2;
+        bool met = ratio <= limit;
+        all_met = all_met && met;
+        std::printf("%-20s ucs%d %5zu %6zu %8zu |", w.name.c_str(), w.kind, w.s.size(),
+                    w.cps / w.s.size(), w.bytes / w.s.size());
+        for (size_t c = 0; c < nc; c++)
+            if (cs[c].type == C_U8P)
+                std::printf(" %9.1f", best[c]);
+        if (skip[sdc_idx])
+            std::printf(" | %9.1f %9s |", best[sd_idx], "-");
+        else
+            std::printf(" | %9.1f %9.1f |", best[sd_idx], best[sdc_idx]);
+        std::printf(" %6.3f %6.3f", ratio, mratio);
+        if (avx2_idx >= 0)
+            std::printf(" %7.3f", best[avx2_idx] / best[sd_idx]);
+        else
+            std::printf(" %7s", "-");
+        std::printf(" %6s\n", met ? "met" : "MISSED");
+        std::fflush(stdout);
+    }
+    std::printf("\ncolumns: per-level columns (* = the default level) and simdutf = best ns "
+                "per string; ratio = utf8pfx %s (default) / simdutf, time (< 1: utf8pfx "
+                "faster); med = the same from the medians; avx2/sd = utf8pfx avx2 / simdutf; "
+                "target: long rows ratio <= 0.833 (1.2x faster), short rows <= 1.0\n",
+                def->name);
+    std::printf("targets: %s\n", all_met ? "all met" : "some MISSED");
+    return 0;
+}
