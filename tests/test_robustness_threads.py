@@ -147,15 +147,20 @@ def test_encode_releases_the_gil(kind, fast_switch):
     assert got >= 1, f"another thread made no progress during encode() ({kind})"
 
 
-@pytest.mark.parametrize("kind", ["ascii", "ucs2", "ucs4"])
-def test_read_string_releases_the_gil(kind, fast_switch):
+def _record_to_read(kind):
+    """(text, its record, its UTF-8): a text whose read and decode both take
+    long enough for the probe to tell."""
     s = _sized(
         TEXTS[kind],
         lambda s: utf8pfx.BufferReader(utf8pfx.encode(s)).read_string(),
         control=lambda s: s.encode().decode(),
     )
-    data = utf8pfx.encode(s)
-    body = s.encode()
+    return s, utf8pfx.encode(s), s.encode()
+
+
+@pytest.mark.parametrize("kind", ["ascii", "ucs2", "ucs4"])
+def test_read_string_releases_the_gil(kind, fast_switch):
+    s, data, body = _record_to_read(kind)
     got, ctl = _released(
         lambda _: utf8pfx.BufferReader(data).read_string(), lambda _: body.decode(), s
     )
@@ -168,13 +173,7 @@ def test_stream_reader_releases_the_gil_on_a_big_record(kind, fast_switch):
     """A StreamReader decodes a record of 1 MiB or more without the GIL too.
     The readers are fed before the timed calls (a feed is a copy, made with
     the GIL), so the call's middle half is the decode."""
-    s = _sized(
-        TEXTS[kind],
-        lambda s: utf8pfx.BufferReader(utf8pfx.encode(s)).read_string(),
-        control=lambda s: s.encode().decode(),
-    )
-    data = utf8pfx.encode(s)
-    body = s.encode()
+    s, data, body = _record_to_read(kind)
     readers = []
     for _ in range(6):
         r = utf8pfx.StreamReader()

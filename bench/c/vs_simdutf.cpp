@@ -161,37 +161,30 @@ u8p_one(const u8p_kernels *k, const Str &s, uint8_t *dst)
     return len + w + ns + (s.n - done);
 }
 
-template <int KIND>
+/* simdutf's length, then its converter: the no-validation one, or with
+ * CHECKED the validating one (UTF-16/32 only; it returns 0 on invalid
+ * input) */
+template <int KIND, bool CHECKED>
 inline size_t
-sd_valid_one(const Str &s, uint8_t *dst)
+sd_one(const Str &s, uint8_t *dst)
 {
     size_t len, w;
+    char *d = (char *)dst;
     if (KIND == 1) {
         len = simdutf::utf8_length_from_latin1((const char *)s.units, s.n);
-        w = simdutf::convert_latin1_to_utf8((const char *)s.units, s.n, (char *)dst);
+        w = simdutf::convert_latin1_to_utf8((const char *)s.units, s.n, d);
     } else if (KIND == 2) {
-        len = simdutf::utf8_length_from_utf16le((const char16_t *)s.units, s.n);
-        w = simdutf::convert_valid_utf16le_to_utf8((const char16_t *)s.units, s.n, (char *)dst);
+        const char16_t *p = (const char16_t *)s.units;
+        len = simdutf::utf8_length_from_utf16le(p, s.n);
+        w = CHECKED ? simdutf::convert_utf16le_to_utf8(p, s.n, d)
+                    : simdutf::convert_valid_utf16le_to_utf8(p, s.n, d);
     } else {
-        len = simdutf::utf8_length_from_utf32((const char32_t *)s.units, s.n);
-        w = simdutf::convert_valid_utf32_to_utf8((const char32_t *)s.units, s.n, (char *)dst);
+        const char32_t *p = (const char32_t *)s.units;
+        len = simdutf::utf8_length_from_utf32(p, s.n);
+        w = CHECKED ? simdutf::convert_utf32_to_utf8(p, s.n, d)
+                    : simdutf::convert_valid_utf32_to_utf8(p, s.n, d);
     }
     return len + w;
-}
-
-template <int KIND>
-inline size_t
-sd_checked_one(const Str &s, uint8_t *dst)
-{
-    size_t len, w;
-    if (KIND == 2) {
-        len = simdutf::utf8_length_from_utf16le((const char16_t *)s.units, s.n);
-        w = simdutf::convert_utf16le_to_utf8((const char16_t *)s.units, s.n, (char *)dst);
-    } else {
-        len = simdutf::utf8_length_from_utf32((const char32_t *)s.units, s.n);
-        w = simdutf::convert_utf32_to_utf8((const char32_t *)s.units, s.n, (char *)dst);
-    }
-    return len + w; /* w = 0 on invalid input */
 }
 
 /* one call of contender c on s, for the check: the bytes written and the
@@ -264,14 +257,14 @@ run_kind(const Contender &c, const Workload &w, uint8_t *dst, long rounds)
     }
     case C_SD_VALID:
         return loop(w, dst, rounds,
-                    [](const Str &s, uint8_t *d) { return sd_valid_one<KIND>(s, d); });
+                    [](const Str &s, uint8_t *d) { return sd_one<KIND, false>(s, d); });
     case C_SD_CHECKED:
     default:
         if (KIND == 1)
             die("no checked simdutf converter for Latin-1");
         /* (KIND 1 never gets here; the template needs a UTF-16/32 kind) */
         return loop(w, dst, rounds, [](const Str &s, uint8_t *d) {
-            return sd_checked_one<KIND == 1 ? 2 : KIND>(s, d);
+            return sd_one<KIND == 1 ? 2 : KIND, true>(s, d);
         });
     }
 }
