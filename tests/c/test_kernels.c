@@ -306,7 +306,8 @@ main(void)
                 run(kind, n, "surrogate near scan chunk edge");
             }
         }
-        /* long inputs: accumulator flushes (every 8192 vector blocks) */
+        /* long inputs: the length passes flush their counters (every 127 to
+         * 8192 steps, by level and kind) many times over */
         for (cls = 0; cls < C_NCLASS; cls++) {
             if (!class_ok(kind, cls))
                 continue;

@@ -75,6 +75,10 @@
 #define vcmpeq32 VOP(cmpeq32)
 #define vcmpgt32 VOP(cmpgt32)
 #define vpacks16 VOP(packs16)
+#define vpackus16 VOP(packus16)
+#define vmin8u VOP(min8u)
+#define vcmpeq8 VOP(cmpeq8)
+#define vhsum8 VOP(hsum8)
 #define vpacks32 VOP(packs32)
 #define vpackus32 VOP(packus32)
 #define vblend VOP(blend)
@@ -165,6 +169,9 @@ u8p_load_u32(const void *p)
 #define u8p_v16_cmpgt32(a, b) _mm_cmpgt_epi32((a), (b))
 /* packs and unpacks work within each 128-bit lane at every width */
 #define u8p_v16_packs16(a, b) _mm_packs_epi16((a), (b))
+#define u8p_v16_packus16(a, b) _mm_packus_epi16((a), (b))
+#define u8p_v16_min8u(a, b) _mm_min_epu8((a), (b))
+#define u8p_v16_cmpeq8(a, b) _mm_cmpeq_epi8((a), (b))
 #define u8p_v16_packs32(a, b) _mm_packs_epi32((a), (b))
 #define u8p_v16_packus32(a, b) _mm_packus_epi32((a), (b))
 #define u8p_v16_blend(a, b, m) _mm_blendv_epi8((a), (b), (m))
@@ -180,6 +187,8 @@ u8p_load_u32(const void *p)
 /* sum of the 16-bit lanes (each < 32768: madd is signed), 32-bit lanes */
 #define u8p_v16_hsum16(v) u8p_v16_hsum32(_mm_madd_epi16((v), _mm_set1_epi16(1)))
 #define u8p_v16_hsum32(v) u8p_hsum32_128(v)
+/* the sum of the bytes (the 64-bit sums of sad fit their low 32 bits) */
+#define u8p_v16_hsum8(v) u8p_v16_hsum32(_mm_sad_epu8((v), _mm_setzero_si128()))
 /* 16-bit lanes < 0x100 -> their bytes in order, in the low W/2 bytes */
 #define u8p_v16_narrow16(v) _mm_packus_epi16((v), (v))
 /* 32-bit lanes of a, then of b (< 0x10000) -> 16-bit lanes in order */
@@ -258,6 +267,9 @@ u8p_hsum32_128(__m128i s)
 #define u8p_v32_cmpeq32(a, b) _mm256_cmpeq_epi32((a), (b))
 #define u8p_v32_cmpgt32(a, b) _mm256_cmpgt_epi32((a), (b))
 #define u8p_v32_packs16(a, b) _mm256_packs_epi16((a), (b))
+#define u8p_v32_packus16(a, b) _mm256_packus_epi16((a), (b))
+#define u8p_v32_min8u(a, b) _mm256_min_epu8((a), (b))
+#define u8p_v32_cmpeq8(a, b) _mm256_cmpeq_epi8((a), (b))
 #define u8p_v32_packs32(a, b) _mm256_packs_epi32((a), (b))
 #define u8p_v32_packus32(a, b) _mm256_packus_epi32((a), (b))
 #define u8p_v32_blend(a, b, m) _mm256_blendv_epi8((a), (b), (m))
@@ -272,6 +284,7 @@ u8p_hsum32_128(__m128i s)
 #define u8p_v32_hsum16(v) u8p_v32_hsum32(_mm256_madd_epi16((v), _mm256_set1_epi16(1)))
 #define u8p_v32_hsum32(v) \
     u8p_hsum32_128(_mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256((v), 1)))
+#define u8p_v32_hsum8(v) u8p_v32_hsum32(_mm256_sad_epu8((v), _mm256_setzero_si256()))
 /* packus interleaves the 128-bit lanes: the permute restores the order */
 #define u8p_v32_narrow16(v) \
     _mm256_castsi256_si128(_mm256_permute4x64_epi64(_mm256_packus_epi16((v), (v)), 0xD8))
