@@ -159,6 +159,8 @@ u8p_rd_annotate(Py_ssize_t at, Py_ssize_t idx, const char *whole)
                 goto fail;
             Py_DECREF(r);
         }
+#else
+        (void)whole; /* notes (PEP 678) start at 3.11 */
 #endif
     }
     u8p_exc_raise(v);
