@@ -231,26 +231,29 @@ class StreamWriter:
 
     def _one(self, method: Any, arg: Any) -> int:
         # the per-call path of the one-record methods, kept lean: the lock's
-        # own context manager, no helper calls unless a flush is due
+        # acquire and release called directly (its context manager costs
+        # more than both), no helper calls unless a flush is due
         me = _get_ident()
         if self._owner == me:
             raise _reentered()
-        with self._lock:
+        lock = self._lock
+        lock.acquire()
+        try:
             self._owner = me
             try:
-                try:
-                    if self._closed:
-                        self._check_open()
-                    n: int = method(self._w, arg)
-                except BaseException as e:
-                    _note(e, 0)
-                    raise
-                self._produced += n
-                if len(self._w) >= self._flush_size:
-                    self._after_write(1)
-                return n
-            finally:
-                self._owner = None
+                if self._closed:
+                    self._check_open()
+                n: int = method(self._w, arg)
+            except BaseException as e:
+                _note(e, 0)
+                raise
+            self._produced += n
+            if len(self._w) >= self._flush_size:
+                self._after_write(1)
+            return n
+        finally:
+            self._owner = None
+            lock.release()
 
     def write_string(self, s: Optional[str], /) -> int:
         """Append one record, as BufferWriter.write_string; return its bytes."""
