@@ -60,7 +60,7 @@ MUTANTS = [
     ("M15", "csrc/reader/reader.c", "    b = k ? PyBytes_FromStringAndSize((const char *)c.data + off, n) : Py_NewRef(Py_None);\n    if (b != NULL) {\n        self->pos = pos;",
      "    self->pos = pos;\n    b = k ? PyBytes_FromStringAndSize((const char *)c.data + off, n) : Py_NewRef(Py_None);\n    {",
      "read_bytes moves the position when its bytes cannot be made"),
-    ("M16", "csrc/reader/reader.c", "    v = PyLong_FromSsize_t(payload_off + start);", "    v = PyLong_FromSsize_t(payload_off);", "data_offset misses the in-payload start"),
+    ("M16", "csrc/reader/reader.c", "        set_ssize_attr(value, \"data_offset\", payload_off + start) < 0)", "        set_ssize_attr(value, \"data_offset\", payload_off) < 0)", "data_offset misses the in-payload start"),
     ("M17", "csrc/reader/reader.c", "    if (annotate_exc(exc, payload_off) == 0)\n        PyErr_SetObject(",
      "    annotate_exc(exc, payload_off);\n    PyErr_SetObject(", "UnicodeDecodeError raised without its offsets when annotating fails"),
     ("M18", "csrc/reader/reader.c", "    PyTypeObject *tp = Py_TYPE(self);\n    PyObject_GC_UnTrack(self);\n    reader_release(self);",
@@ -204,6 +204,18 @@ MUTANTS = [
      "    case U8P_PFX_U16BE:\n        return 0xFFFFu;",
      "    case U8P_PFX_U16BE:\n        return 0x10000u;",
      "the u16be preset's width check lets a 65,536-byte body through"),
+    ("M61", "csrc/arrow/arrow_in.c",
+     "        if (c->w->len >= fl->flush_size && flush_now(c) < 0)",
+     "        if (0 && flush_now(c) < 0)",
+     "StreamWriter.write_arrow never flushes between slices (memory unbounded)"),
+    ("M62", "csrc/arrow/arrow_in.c",
+     "                keep_rows_before_failure(c, &s);\n",
+     "",
+     "StreamWriter.write_arrow drops the good rows of a failing slice after a flush"),
+    ("M63", "csrc/arrow/arrow_in.c",
+     "    s.offset = a->offset + from;",
+     "    s.offset = a->offset;",
+     "StreamWriter.write_arrow's slices all start at the chunk's first row"),
 ]
 
 # The README's test command (the default set: pyproject's addopts leave the

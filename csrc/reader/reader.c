@@ -50,50 +50,6 @@
 
 /* ---------------------------------------------------------------- errors */
 
-/* Adds the absolute offsets to a UnicodeDecodeError object.  Returns -1
- * with that failure's exception set (a MemoryError, in practice) when it
- * could not: the caller raises that instead, since a UnicodeDecodeError
- * without its documented offsets would be a half-made error. */
-static int
-annotate_exc(PyObject *value, Py_ssize_t payload_off)
-{
-    PyObject *v = NULL;
-    Py_ssize_t start;
-
-    if (value == NULL || !PyObject_TypeCheck(value, (PyTypeObject *)PyExc_UnicodeDecodeError))
-        return 0;
-    if (PyUnicodeDecodeError_GetStart(value, &start) < 0)
-        goto fail;
-    v = PyLong_FromSsize_t(payload_off);
-    if (v == NULL || PyObject_SetAttrString(value, "payload_offset", v) < 0)
-        goto fail;
-    Py_DECREF(v);
-    v = PyLong_FromSsize_t(payload_off + start);
-    if (v == NULL || PyObject_SetAttrString(value, "data_offset", v) < 0)
-        goto fail;
-    Py_CLEAR(v);
-#if PY_VERSION_HEX >= 0x030B0000
-    {
-        PyObject *note = PyUnicode_FromFormat(
-            "utf8pfx: invalid UTF-8 at offset %zd of the data (in the string "
-            "payload that starts at offset %zd)",
-            payload_off + start, payload_off);
-        PyObject *r;
-        if (note == NULL)
-            goto fail;
-        r = u8p_call_method_interned(value, "add_note", note);
-        Py_DECREF(note);
-        if (r == NULL)
-            goto fail;
-        Py_DECREF(r);
-    }
-#endif
-    return 0;
-fail:
-    Py_XDECREF(v);
-    return -1;
-}
-
 static int
 set_ssize_attr(PyObject *obj, const char *name, Py_ssize_t v)
 {
@@ -104,6 +60,51 @@ set_ssize_attr(PyObject *obj, const char *name, Py_ssize_t v)
     r = PyObject_SetAttrString(obj, name, o);
     Py_DECREF(o);
     return r;
+}
+
+#if PY_VERSION_HEX >= 0x030B0000
+/* Adds a note (PEP 678) to exc, taking the reference to note.  The note is
+ * made, and checked, before the call: with a NULL argument the call would
+ * look add_note up with the MemoryError already set, and raise
+ * AttributeError in its place. */
+static int
+add_note(PyObject *exc, PyObject *note)
+{
+    PyObject *r;
+    if (note == NULL)
+        return -1;
+    r = u8p_call_method_interned(exc, "add_note", note);
+    Py_DECREF(note);
+    if (r == NULL)
+        return -1;
+    Py_DECREF(r);
+    return 0;
+}
+#endif
+
+/* Adds the absolute offsets to a UnicodeDecodeError object.  Returns -1
+ * with that failure's exception set (a MemoryError, in practice) when it
+ * could not: the caller raises that instead, since a UnicodeDecodeError
+ * without its documented offsets would be a half-made error. */
+static int
+annotate_exc(PyObject *value, Py_ssize_t payload_off)
+{
+    Py_ssize_t start;
+
+    if (value == NULL || !PyObject_TypeCheck(value, (PyTypeObject *)PyExc_UnicodeDecodeError))
+        return 0;
+    if (PyUnicodeDecodeError_GetStart(value, &start) < 0 ||
+        set_ssize_attr(value, "payload_offset", payload_off) < 0 ||
+        set_ssize_attr(value, "data_offset", payload_off + start) < 0)
+        return -1;
+#if PY_VERSION_HEX >= 0x030B0000
+    if (add_note(value, PyUnicode_FromFormat(
+                            "utf8pfx: invalid UTF-8 at offset %zd of the data (in the string "
+                            "payload that starts at offset %zd)",
+                            payload_off + start, payload_off)) < 0)
+        return -1;
+#endif
+    return 0;
 }
 
 void
@@ -142,23 +143,10 @@ u8p_rd_annotate(Py_ssize_t at, Py_ssize_t idx, const char *whole)
         if (set_ssize_attr(v, "record_index", idx) < 0)
             goto fail;
 #if PY_VERSION_HEX >= 0x030B0000
-        {
-            /* The note is made, and checked, before the call: with a NULL
-             * argument the call would look add_note up with the
-             * MemoryError already set, and raise AttributeError in its
-             * place. */
-            PyObject *note = PyUnicode_FromFormat(
-                "utf8pfx: in record index %zd of the %s, which starts at offset %zd", idx,
-                whole, at);
-            PyObject *r;
-            if (note == NULL)
-                goto fail;
-            r = u8p_call_method_interned(v, "add_note", note);
-            Py_DECREF(note);
-            if (r == NULL)
-                goto fail;
-            Py_DECREF(r);
-        }
+        if (add_note(v, PyUnicode_FromFormat(
+                            "utf8pfx: in record index %zd of the %s, which starts at offset %zd",
+                            idx, whole, at)) < 0)
+            goto fail;
 #else
         (void)whole; /* notes (PEP 678) start at 3.11 */
 #endif
