@@ -155,6 +155,53 @@ def test_no_leak_in_read_loop():
     assert after - before < 64 * 1024
 
 
+def test_no_leak_in_stream_writer_arrow():
+    # StreamWriter.write_arrow's flushing path: flushes, a bad value after a
+    # flush (the rows before it written again), a sink that fails mid-call
+    pa = pytest.importorskip("pyarrow")
+    arr = pa.array(["héllo", "wörld", "日本語"] * 200)
+    bad = pa.array(["x"] * 300 + [None] + ["y"] * 10)
+
+    class FailingSink:
+        def __init__(self):
+            self.n = 0
+
+        def write(self, b):
+            self.n += 1
+            if self.n == 2:
+                raise OSError("full")
+            return len(b)
+
+    def run(k):
+        for _ in range(k):
+            with StreamWriter(io.BytesIO(), flush_size=256) as sw:
+                sw.write_arrow(arr)
+                try:
+                    sw.write_arrow(bad)
+                except ValueError:
+                    pass
+            sw = StreamWriter(FailingSink(), flush_size=256)
+            try:
+                sw.write_arrow(arr)
+            except OSError:
+                pass
+            sw.close()
+
+    run(50)
+    gc.collect()
+    tracemalloc.start()
+    try:
+        run(100)
+        gc.collect()
+        before = tracemalloc.get_traced_memory()[0]
+        run(300)
+        gc.collect()
+        after = tracemalloc.get_traced_memory()[0]
+    finally:
+        tracemalloc.stop()
+    assert after - before < 64 * 1024
+
+
 def test_writers_and_readers_release_what_they_hold():
     name = "".join(["surrogate", "pass"])  # a fresh str object, not interned
     data = bytearray(b"\x01a")

@@ -344,9 +344,10 @@ def test_arrow_matches_buffer_writer():
         sink = Sink()
         with StreamWriter(sink, flush_size=512, prefix=prefix) as sw:
             if prefix == "varint":
-                with pytest.raises(ValueError) as ei:
-                    sw.write_strings(arr)
-                assert ei.value.records_accepted == 0
+                with StreamWriter(Sink(), flush_size=1 << 20) as big:
+                    with pytest.raises(ValueError, match="row 3001") as ei:
+                        big.write_strings(arr)  # the null, with no flush before it
+                    assert ei.value.records_accepted == 0 and big.buffered == 0
                 assert sw.write_arrow(arr, nulls="skip") == bw.write_arrow(arr, nulls="skip")
             else:
                 assert sw.write_strings(arr) == bw.write_strings(arr)
@@ -601,13 +602,125 @@ def test_error_handler_calling_back_is_runtime_error():
     assert bytes(sink.data) == b"\x02ok"
 
 
-def test_arrow_sink_failure_counts_the_rows():
+# --- write_arrow in bounded memory ------------------------------------------------
+
+def arrow_inputs(pa):
+    xs = names(5000)
+    with_nulls = [None if i % 7 == 3 else x for i, x in enumerate(xs)]
+    out = {
+        "utf8": pa.array(xs),
+        "large_utf8": pa.array(xs, type=pa.large_string()),
+        "sliced": pa.array(xs).slice(123, 4000),
+        "chunked": pa.chunked_array([pa.array(xs[:10]), pa.array(xs[10:3000]),
+                                     pa.array([], pa.string()), pa.array(xs[3000:])]),
+        "nulls": pa.array(with_nulls),
+        "dictionary": pa.array(with_nulls).dictionary_encode(),
+    }
+    if hasattr(pa, "string_view"):
+        out["string_view"] = pa.array(xs, type=pa.string_view())
+    return out
+
+
+@pytest.mark.parametrize("flush_size", [1, 100, 4096, 1 << 20])
+@pytest.mark.parametrize("prefix", ["varint", "varint+1", "u16be"])
+def test_arrow_bytes_equal_buffer_writer_at_every_flush_size(flush_size, prefix):
     pa = pytest.importorskip("pyarrow")
-    sink = Sink(fail_at={0: OSError("no")})
-    sw = StreamWriter(sink, flush_size=16)
-    arr = pa.array(names(100))
-    with pytest.raises(OSError) as ei:
-        sw.write_arrow(arr)
-    assert ei.value.records_accepted == 100
+    for kind, arr in arrow_inputs(pa).items():
+        nulls = "skip" if prefix != "varint+1" else None
+        bw = BufferWriter(prefix=prefix)
+        expected = bw.write_arrow(arr, nulls=nulls)
+        sink = Sink()
+        with StreamWriter(sink, flush_size=flush_size, prefix=prefix) as sw:
+            sw.write_string("head")
+            assert sw.write_arrow(arr, nulls=nulls) == expected, kind
+            assert sw.position == len(bw.getvalue()) + BufferWriter(prefix=prefix).write_string("head")
+        assert bytes(sink.data) == BufferWriter(prefix=prefix).getvalue() + \
+            _prefixed("head", prefix) + bw.getvalue(), kind
+
+
+def _prefixed(s, prefix):
+    w = BufferWriter(prefix=prefix)
+    w.write_string(s)
+    return w.getvalue()
+
+
+def test_arrow_memory_stays_bounded():
+    pa = pytest.importorskip("pyarrow")
+    flush_size = 64 << 10
+    xs = [("x" * (i % 37)) + ("ü" * (i % 11)) for i in range(300000)]
+    arr = pa.chunked_array([pa.array(xs[:100000]), pa.array(xs[100000:])])
+    sink = Sink()
+    sw = StreamWriter(sink, flush_size=flush_size)
+    total = sw.write_arrow(arr)
+    assert total > 20 * flush_size
+    # a flush happens once the buffer passes flush_size, between slices of
+    # about an eighth of it (the first slice: 64 rows)
+    assert max(sink.calls) <= flush_size + flush_size // 4 + 64 * 60
+    assert sw._w.capacity <= 3 * flush_size  # the writer grows by half or doubles
     sw.close()
-    assert decode_all(bytes(sink.data)) == names(100)
+    assert decode_all(bytes(sink.data)) == xs
+
+
+def _bad_utf8_array(pa, xs, bad_row):
+    """A utf8 array of xs whose row bad_row holds the invalid byte 0xff."""
+    body = bytearray()
+    offsets = [0]
+    for i, x in enumerate(xs):
+        b = x.encode()
+        body += b"\xff" if i == bad_row else b
+        offsets.append(len(body))
+    return pa.Array.from_buffers(pa.string(), len(xs), [
+        None, pa.py_buffer(bytes(memoryview(__import__("array").array("i", offsets)))),
+        pa.py_buffer(bytes(body))])
+
+
+@pytest.mark.parametrize("bad_row", [0, 37, 2999, 4999])
+def test_arrow_bad_value_after_a_flush_keeps_the_rows_before_it(bad_row):
+    pa = pytest.importorskip("pyarrow")
+    xs = names(5000)
+    arr = _bad_utf8_array(pa, xs, bad_row)
+    sink = Sink()
+    sw = StreamWriter(sink, flush_size=1000)
+    with pytest.raises(UnicodeDecodeError) as ei:
+        sw.write_arrow(arr)
+    assert ei.value.row == bad_row
+    flushed = len(sink.calls) > 0
+    assert ei.value.records_accepted == (bad_row if flushed else 0)
+    assert sw.position == len(bytes(sink.data)) + sw.buffered
+    sw.close()
+    assert decode_all(bytes(sink.data)) == (xs[:bad_row] if flushed else [])
+
+
+@pytest.mark.parametrize("null_row", [5, 2500, 4999])
+def test_arrow_refused_null_after_a_flush_keeps_the_rows_before_it(null_row):
+    pa = pytest.importorskip("pyarrow")
+    xs = names(5000)
+    ys = [None if i == null_row else x for i, x in enumerate(xs)]
+    arr = pa.chunked_array([pa.array(ys[:2000]), pa.array(ys[2000:])])
+    sink = Sink()
+    sw = StreamWriter(sink, flush_size=500)
+    with pytest.raises(ValueError, match="row %d" % null_row) as ei:
+        sw.write_arrow(arr)
+    flushed = len(sink.calls) > 0
+    assert ei.value.records_accepted == (null_row if flushed else 0)
+    sw.close()
+    assert decode_all(bytes(sink.data)) == (xs[:null_row] if flushed else [])
+
+
+@pytest.mark.parametrize("fail_at", [0, 1, 4])
+@pytest.mark.parametrize("take", [None, 7])
+def test_arrow_sink_failure_counts_the_rows(fail_at, take):
+    pa = pytest.importorskip("pyarrow")
+    xs = names(3000)
+    arr = pa.array(xs)
+    sink = Sink(take=take, fail_at={fail_at: OSError("no")})
+    sw = StreamWriter(sink, flush_size=2000)
+    with pytest.raises(OSError, match="no") as ei:
+        sw.write_arrow(arr)
+    got = ei.value.records_accepted
+    assert 0 < got < len(xs)
+    # every accepted row is in the sink or buffered, once; the rest follow
+    assert sw.position == BufferWriter().write_strings(xs[:got])
+    sw.write_arrow(arr.slice(got))
+    sw.close()
+    assert decode_all(bytes(sink.data)) == xs

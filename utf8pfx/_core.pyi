@@ -1,5 +1,5 @@
 """Type stubs for the C core of utf8pfx."""
-from typing import Any, Iterable, Iterator, List, Literal, Optional, Protocol, Tuple, Union, final, overload
+from typing import Any, Callable, Iterable, Iterator, List, Literal, Optional, Protocol, Tuple, Union, final, overload
 
 from typing_extensions import Buffer, disjoint_base
 
@@ -41,6 +41,16 @@ class BufferWriter:
         /,
         *,
         nulls: Optional[Literal["error", "skip", "empty", "null"]] = None,
+    ) -> int: ...
+    # StreamWriter's write_arrow: flush(data, rows) gets the buffer's bytes
+    # whenever it passes flush_size (private; flush must not touch the writer)
+    def _write_arrow_flushing(
+        self,
+        array: _ArrowStrings,
+        nulls: Optional[Literal["error", "skip", "empty", "null"]],
+        flush_size: int,
+        flush: Callable[[bytes, int], object],
+        /,
     ) -> int: ...
     def write_vint(self, n: int, /) -> int: ...
     def write_bytes(self, b: Buffer, /) -> int: ...

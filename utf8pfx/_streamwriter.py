@@ -64,6 +64,20 @@ def _note(exc: BaseException, accepted: Optional[int]) -> None:
         pass
 
 
+def _taken(r: Any, done: int, n: int) -> int:
+    """The bytes a sink.write() call took, read as io.BufferedWriter reads its
+    raw stream's result, with `done` of `n` bytes taken before it."""
+    if r is None:
+        raise BlockingIOError(
+            errno.EAGAIN, "sink.write() could not complete without blocking (it returned None)",
+            done)
+    r = _index(r)
+    if r < 0 or r > n - done:
+        raise OSError(
+            f"sink.write() returned invalid length {r} (should have been between 0 and {n - done})")
+    return r
+
+
 def _reentered() -> RuntimeError:
     """The error of a call made from inside another call on the same thread
     (the lock is not reentrant: the first call's state is half done)."""
@@ -201,17 +215,7 @@ class StreamWriter:
                             v.release()
                         except BufferError:
                             pass  # exported by the sink: _replace sees it
-                if r is None:
-                    raise BlockingIOError(
-                        errno.EAGAIN,
-                        "sink.write() could not complete without blocking (it returned None)",
-                        done)
-                r = _index(r)
-                if r < 0 or r > n - done:
-                    raise OSError(
-                        f"sink.write() returned invalid length {r} "
-                        f"(should have been between 0 and {n - done})")
-                done += r
+                done += _taken(r, done, n)
         finally:
             # the bytes not taken move to the front of the buffer (a copy,
             # on this rare path only); _replace also leaves a BufferWriter
@@ -273,7 +277,7 @@ class StreamWriter:
 
     def write_arrow(self, array: _ArrowStrings, /, *, nulls: _Nulls = None) -> int:
         """Append one record per value of an Arrow string array or stream, as
-        BufferWriter.write_arrow (all of it into the buffer, then a flush)."""
+        BufferWriter.write_arrow, flushing whenever the buffer passes flush_size."""
         self._enter()
         try:
             return self._arrow_locked(array, nulls)
@@ -281,11 +285,52 @@ class StreamWriter:
             self._leave()
 
     def _arrow_locked(self, array: Any, nulls: _Nulls) -> int:
+        # The C writes the array in slices of rows and calls flush() whenever
+        # its buffer passes flush_size, handing over the buffer's bytes as a
+        # bytes object (the buffer is emptied): memory stays about
+        # flush_size plus a slice, whatever the array's size.
         try:
             self._check_open()
-            n: int = self._w.write_arrow(array, nulls=nulls)
         except BaseException as e:
             _note(e, 0)
+            raise
+        w = self._w
+        start_len = len(w)
+        write = self._sink.write
+        handed = 0           # bytes given to flush()
+        calls = 0            # flush() calls
+        rest = b""           # what a failing flush() did not get the sink to take
+
+        def flush(data: bytes, rows: int) -> None:
+            nonlocal handed, calls, rest
+            calls += 1
+            handed += len(data)
+            n, done = len(data), 0
+            view = memoryview(data)  # of immutable bytes: the sink may keep it
+            try:
+                while done < n:
+                    try:
+                        r = write(view[done:] if done else view)
+                    except InterruptedError:
+                        continue  # as io does: the call is made again
+                    done += _taken(r, done, n)
+            except BaseException:
+                rest = data[done:]
+                raise
+            self._flushed += 1
+
+        try:
+            n: int = w._write_arrow_flushing(array, nulls, self._flush_size, flush)
+        except BaseException as e:
+            if not calls:
+                _note(e, 0)  # all or nothing: the C took the call's rows back
+            else:
+                # the rows before the failing one stay (the C put
+                # records_accepted on the exception); the bytes a failing
+                # sink did not take go back to the front of the buffer
+                self._produced += handed - start_len + len(w)
+                if rest:
+                    self._replace(rest + w.getvalue())
             raise
         self._produced += n
         try:

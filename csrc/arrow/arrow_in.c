@@ -9,8 +9,24 @@
 
 typedef enum { AK_UTF8, AK_LARGE_UTF8, AK_VIEW } arrow_kind;
 
+/* Bounded memory (StreamWriter.write_arrow): each chunk is written in
+ * slices of rows, and whenever the buffer passes flush_size its bytes are
+ * handed, as one bytes object, to a Python callable, and the buffer is
+ * emptied.  The slices are plain ArrowArray structs with a shifted offset
+ * and length, so the chunk writers (and their fused loops) are the same
+ * as for one whole array. */
+typedef struct {
+    PyObject *cb;           /* cb(data: bytes, rows: int): rows are those of the call so far */
+    Py_ssize_t flush_size;
+    int64_t step;           /* rows per slice, adapted to the bytes a row takes */
+    int64_t flushes;        /* calls of cb so far */
+    Py_ssize_t handed;      /* bytes handed to cb so far */
+    Py_ssize_t start;       /* where a failure before any flush rolls back to */
+} aw_flush;
+
 typedef struct {
     WriterObject *w;
+    aw_flush *fl;           /* NULL: all of it into the buffer (write_arrow) */
     nulls_rule nulls;
     arrow_kind kind;
     int allow_surrogates;
@@ -997,6 +1013,122 @@ write_chunk(aw_ctx *c, const struct ArrowArray *a)
     return rc;
 }
 
+/* ------------------------------------------------- bounded memory (fl) */
+
+/* Hands the buffer to fl->cb as one bytes object and empties it.  The
+ * bytes are the callable's from the call on: it keeps what its sink does
+ * not take, so a failure of the callable leaves the buffer empty.  A copy,
+ * not a view: the buffer is written again at once, and a sink may keep
+ * what it is given. */
+static int
+flush_now(aw_ctx *c)
+{
+    WriterObject *w = c->w;
+    aw_flush *fl = c->fl;
+    PyObject *data, *rows, *r;
+    if (w->exports > 0)
+        return 0; /* a view pins the bytes: they stay (growing raises BufferError) */
+    data = PyBytes_FromStringAndSize((const char *)w->buf, w->len);
+    if (data == NULL)
+        return -1;
+    rows = PyLong_FromLongLong((long long)c->row_base);
+    if (rows == NULL) {
+        Py_DECREF(data);
+        return -1;
+    }
+    fl->handed += w->len;
+    w->len = 0;
+    fl->start = 0;
+    fl->flushes++;
+    r = PyObject_CallFunctionObjArgs(fl->cb, data, rows, NULL);
+    Py_DECREF(data);
+    Py_DECREF(rows);
+    if (r == NULL)
+        return -1;
+    Py_DECREF(r);
+    return 0;
+}
+
+/* Rows [0, len) of `a`, as an array of its own. */
+static struct ArrowArray
+slice_of(const struct ArrowArray *a, int64_t from, int64_t len)
+{
+    struct ArrowArray s = *a;
+    s.offset = a->offset + from;
+    s.length = len;
+    if (a->null_count != 0)
+        s.null_count = -1; /* unknown for the slice: the validity bits say */
+    return s;
+}
+
+/* After a slice failed once a flush has happened (so all or nothing no
+ * longer holds): writes again, halving, the rows of the slice before the
+ * failing one, so that every row before it is kept, as StreamWriter's
+ * write_strings keeps every record before a failing item.  Their own
+ * errors are dropped: the caller raises the first one. */
+static void
+keep_rows_before_failure(aw_ctx *c, const struct ArrowArray *s)
+{
+    int64_t from = 0, len = s->length;
+    while (len > 1) {
+        int64_t half = len / 2;
+        struct ArrowArray h = slice_of(s, from, half);
+        Py_ssize_t before = c->w->len;
+        int64_t base = c->row_base;
+        if (write_chunk(c, &h) == 0) { /* the failure is in the second half */
+            from += half;
+            len -= half;
+        }
+        else {
+            PyErr_Clear();
+            c->w->len = before;
+            c->row_base = base;
+            len = half;
+        }
+    }
+}
+
+static int
+write_chunk_flushing(aw_ctx *c, const struct ArrowArray *a)
+{
+    aw_flush *fl = c->fl;
+    int64_t done = 0, len = a->length;
+    if (len <= 0 || a->offset < 0 || a->offset > INT64_MAX - len - 1)
+        return write_chunk(c, a); /* nothing to slice, or malformed: reported there */
+    if (c->index_fmt && a->dictionary != NULL && fl->step < a->dictionary->length)
+        fl->step = a->dictionary->length; /* each slice checks the dictionary whole */
+    while (done < len) {
+        int64_t k = len - done < fl->step ? len - done : fl->step;
+        struct ArrowArray s = slice_of(a, done, k);
+        Py_ssize_t before = c->w->len;
+        if (write_chunk(c, &s) < 0) {
+            if (fl->flushes > 0) {
+                PyObject *exc = u8p_exc_take();
+                c->w->len = before;
+                keep_rows_before_failure(c, &s);
+                u8p_exc_raise(exc);
+            }
+            return -1;
+        }
+        done += k;
+        /* the next slice: about an eighth of flush_size at the bytes per row
+         * seen, so the buffer passes flush_size by at most a slice */
+        if (c->w->len > before) {
+            double per_row = (double)(c->w->len - before) / (double)k;
+            double want = (double)fl->flush_size / 8.0 / per_row;
+            fl->step = want < 64.0 ? 64 : want > 1048576.0 ? 1048576 : (int64_t)want;
+        }
+        if (c->w->len >= fl->flush_size && flush_now(c) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+static int
+write_chunk_any(aw_ctx *c, const struct ArrowArray *a)
+{
+    return c->fl != NULL ? write_chunk_flushing(c, a) : write_chunk(c, a);
+}
 
 static void
 release_schema(struct ArrowSchema *s)
@@ -1103,7 +1235,7 @@ write_from_array(aw_ctx *c, PyObject *obj)
     }
     Py_DECREF(res);
     if (schema_kind(&schema, &c->kind, &c->index_fmt) == 0)
-        rc = write_chunk(c, &array);
+        rc = write_chunk_any(c, &array);
     release_array(&array);
     release_schema(&schema);
     return rc;
@@ -1174,7 +1306,7 @@ write_from_stream(aw_ctx *c, PyObject *obj)
         }
         if (array.release == NULL)
             break; /* the end */
-        code = write_chunk(c, &array);
+        code = write_chunk_any(c, &array);
         release_array(&array);
         if (code < 0)
             goto done;
@@ -1217,7 +1349,7 @@ type_defines(PyTypeObject *tp, PyObject *name)
  * ("null": the preset's marker) or -1 (the default: "null" under
  * varint+1, else "error"). */
 static PyObject *
-write_arrow_obj(const u8p_state *st, WriterObject *w, PyObject *obj, int nulls)
+write_arrow_obj(const u8p_state *st, WriterObject *w, PyObject *obj, int nulls, aw_flush *fl)
 {
     aw_ctx c;
     Py_ssize_t start = w->len;
@@ -1239,6 +1371,13 @@ write_arrow_obj(const u8p_state *st, WriterObject *w, PyObject *obj, int nulls)
         return NULL;
     }
     c.w = w;
+    c.fl = fl;
+    if (fl != NULL) {
+        fl->start = start;
+        fl->flushes = 0;
+        fl->handed = 0;
+        fl->step = 64; /* rows of the first slice, before a row's bytes are known */
+    }
     c.nulls = (nulls_rule)nulls;
     c.pf = w->prefix;
     c.max = u8p_prefix_max(w->prefix);
@@ -1265,10 +1404,55 @@ write_arrow_obj(const u8p_state *st, WriterObject *w, PyObject *obj, int nulls)
     }
     w->busy = 0;
     if (rc < 0) {
-        w->len = start;
+        if (fl == NULL || fl->flushes == 0)
+            w->len = start; /* all or nothing */
+        else {
+            /* the rows before the failing one are in the buffer or handed
+             * over: the exception says how many */
+            PyObject *exc = u8p_exc_take(), *v;
+            if (exc != NULL && (v = PyLong_FromLongLong((long long)c.row_base)) != NULL) {
+                if (PyObject_SetAttrString(exc, "records_accepted", v) < 0)
+                    PyErr_Clear(); /* an exception type that refuses attributes */
+                Py_DECREF(v);
+            }
+            else
+                PyErr_Clear();
+            u8p_exc_raise(exc);
+        }
         return NULL;
     }
-    return PyLong_FromSsize_t(w->len - start);
+    return PyLong_FromSsize_t(fl != NULL ? fl->handed + w->len - start : w->len - start);
+}
+
+/* write_arrow's nulls= argument: None (-1, the preset's default), or a
+ * rule's name. */
+static int
+parse_nulls(PyObject *nulls_obj, int *nulls)
+{
+    *nulls = -1;
+    if (nulls_obj != NULL && nulls_obj != Py_None) {
+        if (!PyUnicode_Check(nulls_obj)) {
+            PyErr_Format(PyExc_TypeError, "write_arrow() nulls must be str or None, not %.200s",
+                         Py_TYPE(nulls_obj)->tp_name);
+            return -1;
+        }
+        if (PyUnicode_CompareWithASCIIString(nulls_obj, "error") == 0)
+            *nulls = NULLS_ERROR;
+        else if (PyUnicode_CompareWithASCIIString(nulls_obj, "skip") == 0)
+            *nulls = NULLS_SKIP;
+        else if (PyUnicode_CompareWithASCIIString(nulls_obj, "empty") == 0)
+            *nulls = NULLS_EMPTY;
+        else if (PyUnicode_CompareWithASCIIString(nulls_obj, "null") == 0)
+            *nulls = NULLS_MARKER;
+        else {
+            PyErr_Format(PyExc_ValueError,
+                         "write_arrow() nulls must be 'error', 'skip', 'empty' or 'null', "
+                         "got %R",
+                         nulls_obj);
+            return -1;
+        }
+    }
+    return 0;
 }
 
 /* BufferWriter.write_arrow(array, /, *, nulls=None), behind the writer's
@@ -1299,29 +1483,44 @@ Writer_write_arrow(WriterObject *w, PyObject *const *args, Py_ssize_t nargs, PyO
             nulls_obj = args[nargs + i];
         }
     }
-    if (nulls_obj != NULL && nulls_obj != Py_None) {
-        if (!PyUnicode_Check(nulls_obj)) {
-            PyErr_Format(PyExc_TypeError, "write_arrow() nulls must be str or None, not %.200s",
-                         Py_TYPE(nulls_obj)->tp_name);
-            return NULL;
-        }
-        if (PyUnicode_CompareWithASCIIString(nulls_obj, "error") == 0)
-            nulls = NULLS_ERROR;
-        else if (PyUnicode_CompareWithASCIIString(nulls_obj, "skip") == 0)
-            nulls = NULLS_SKIP;
-        else if (PyUnicode_CompareWithASCIIString(nulls_obj, "empty") == 0)
-            nulls = NULLS_EMPTY;
-        else if (PyUnicode_CompareWithASCIIString(nulls_obj, "null") == 0)
-            nulls = NULLS_MARKER;
-        else {
-            PyErr_Format(PyExc_ValueError,
-                         "write_arrow() nulls must be 'error', 'skip', 'empty' or 'null', "
-                         "got %R",
-                         nulls_obj);
-            return NULL;
-        }
+    if (parse_nulls(nulls_obj, &nulls) < 0)
+        return NULL;
+    return write_arrow_obj(st, w, args[0], nulls, NULL);
+}
+
+/* BufferWriter._write_arrow_flushing(array, nulls, flush_size, flush, /):
+ * StreamWriter.write_arrow's bounded-memory path (see aw_flush).  Private:
+ * flush(data, rows) must not touch the writer (it is busy meanwhile).
+ * Returns the bytes the call produced, flushed ones included. */
+static PyObject *
+Writer_write_arrow_flushing(WriterObject *w, PyObject *const *args, Py_ssize_t nargs)
+{
+    aw_flush fl;
+    int nulls;
+    const u8p_state *st;
+    u8p_objlock_wait(&w->nogil);
+    if ((st = u8p_state_of_type(Py_TYPE(w))) == NULL)
+        return NULL;
+    if (nargs != 4) {
+        PyErr_Format(PyExc_TypeError,
+                     "_write_arrow_flushing() takes exactly 4 arguments (%zd given)", nargs);
+        return NULL;
     }
-    return write_arrow_obj(st, w, args[0], nulls);
+    if (parse_nulls(args[1], &nulls) < 0)
+        return NULL;
+    fl.flush_size = PyLong_AsSsize_t(args[2]);
+    if (fl.flush_size == -1 && PyErr_Occurred())
+        return NULL;
+    if (fl.flush_size < 1) {
+        PyErr_SetString(PyExc_ValueError, "_write_arrow_flushing() flush_size must be >= 1");
+        return NULL;
+    }
+    if (!PyCallable_Check(args[3])) {
+        PyErr_SetString(PyExc_TypeError, "_write_arrow_flushing() flush must be callable");
+        return NULL;
+    }
+    fl.cb = args[3];
+    return write_arrow_obj(st, w, args[0], nulls, &fl);
 }
 
 int
@@ -1335,7 +1534,7 @@ u8p_arrow_in_hook_fn(PyObject *writer, PyObject *obj, PyObject **result)
     if (r == 0)
         r = type_defines(Py_TYPE(obj), st->str_arrow_c_stream);
     if (r > 0)
-        *result = write_arrow_obj(st, (WriterObject *)writer, obj, -1);
+        *result = write_arrow_obj(st, (WriterObject *)writer, obj, -1, NULL);
     return r;
 }
 
@@ -1348,6 +1547,11 @@ static const PyMethodDef arrow_writer_methods[] = {
      "encoding=, copying its UTF-8 (validated) without making a str.  nulls: 'error',\n"
      "'skip', 'empty' or 'null' (the null marker of prefix='varint+1'); None: 'null'\n"
      "under varint+1, else 'error'.  All or nothing.  Return the bytes appended."},
+    {"_write_arrow_flushing", (PyCFunction)(void (*)(void))Writer_write_arrow_flushing,
+     METH_FASTCALL,
+     "_write_arrow_flushing($self, array, nulls, flush_size, flush, /)\n--\n\n"
+     "write_arrow for StreamWriter: whenever the buffer passes flush_size (between\n"
+     "slices of rows), flush(data, rows) gets its bytes and the buffer is emptied."},
     {NULL, NULL, 0, NULL},
 };
 
