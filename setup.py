@@ -54,7 +54,11 @@ class BuildExt(build_ext):
             if os.environ.get("UTF8PFX_DEBUG") == "1":
                 args += ["-O0", "-g", "-UNDEBUG"]
             else:
-                args += ["-O3"]
+                # functions start on a cache line: where a kernel's loops fall
+                # then depends on the kernel alone, not on how much code is
+                # linked before it (a shorter function elsewhere moved the
+                # short UCS2 kernels' loops across a line, and their speed)
+                args += ["-O3", "-falign-functions=64"]
             if os.environ.get("UTF8PFX_WERROR") == "1":
                 args += ["-Werror"]
             ext.extra_compile_args += args

@@ -248,7 +248,10 @@ u8p_short_is_ascii(const uint8_t *p, Py_ssize_t n)
 static inline Py_ssize_t
 u8p_max_utf8(int ascii, int kind)
 {
-    return ascii ? 1 : kind == PyUnicode_4BYTE_KIND ? 4 : (Py_ssize_t)kind + 1;
+    /* kind 1, 2, 4 -> 2, 3, 4, and 1 for ASCII: arithmetic, not branches,
+     * so that the writer's short loop falls through on non-ASCII strs */
+    const Py_ssize_t m = (Py_ssize_t)kind + 1 - (Py_ssize_t)(kind >> 2);
+    return m - (m - 1) * (Py_ssize_t)(ascii != 0);
 }
 
 /*
