@@ -2,6 +2,7 @@
 _set_isa switches it.  The writer's short path and write_string have a
 second build for AVX-512 VBMI2, chosen with the kernel level (the bytes
 either build writes: test_writer.py)."""
+import os
 import sys
 
 import pytest
@@ -123,3 +124,99 @@ def test_write_string_build_follows_the_level_chosen_at_import():
             assert build == "base", (cap, build)
         elif flags is not None and sys.platform.startswith("linux"):
             assert build == ("vbmi2" if vbmi2 and level == "avx512" else "base"), (level, build)
+
+
+# -- every encoder table, by cpuid -----------------------------------------------
+
+def _cpu_vendor():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("vendor_id"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return None
+
+
+def test_the_table_in_use_follows_what_cpuid_says_the_cpu_is():
+    """The avx512 level's table on a CPU with VBMI2 is chosen by vendor
+    (never by timing): the Intel table on GenuineIntel, the mixed one
+    elsewhere.  Each level's table in use is the first _kernel_tables lists
+    for it."""
+    tables = _core._kernel_tables()
+    assert tables[0] == "scalar" and len(set(tables)) == len(tables)
+    prev = _core._set_kernels("scalar")
+    _core._set_kernels(prev)
+    assert prev in tables
+    flags, vendor = _cpu_flags(), _cpu_vendor()
+    if flags is None or vendor is None or utf8pfx.isa() != "avx512" or os.environ.get("UTF8PFX_ISA"):
+        return  # the rule is checked where the CPU says what it is
+    vbmi2 = {"avx512cd", "avx512vbmi", "avx512_vbmi2"} <= flags
+    if not vbmi2:
+        assert prev == "avx512-bw"
+    else:
+        assert prev == ("avx512-intel" if vendor == "GenuineIntel" else "avx512-mixed")
+        # both vendors' tables, the all-VBMI2 and the F+BW one run here too
+        assert {"avx512-intel", "avx512-mixed", "avx512-vbmi2", "avx512-bw"} <= set(tables)
+
+
+def _table_strings():
+    """Lengths around every step and block size the encoders have (32, 64,
+    96, 128 units, whole vectors stored into exact room), of every storage
+    kind, with lone surrogates at the edges of blocks."""
+    kinds = {
+        "ascii": "abcdefghij klmnop",
+        "latin1": "aé ÿ Grüße àçø",
+        "mostly_ascii_latin1": "plain ascii text with one é",
+        "cyrillic": "привет мир ёлка ",
+        "cjk": "東京都の日本語テキスト",
+        "mixed2": "aé中ж ",
+        "emoji": "a😀 b🎉 ",
+    }
+    out = []
+    for text in kinds.values():
+        for n in (1, 5, 31, 32, 33, 63, 64, 65, 95, 96, 97, 127, 128, 129, 191, 200, 320, 1000, 5000):
+            s = (text * (n // len(text) + 1))[:n]
+            out.append(s)
+            if not s.isascii() and max(s) > "\xff":
+                for at in (0, 31, 32, 63, 64, 95, n - 1):
+                    if at < n:
+                        out.append(s[:at] + "\ud800" + s[at + 1:])
+    return out
+
+
+def test_every_kernel_table_writes_cpythons_bytes():
+    """_set_kernels forces each table this CPU runs (the C harnesses run
+    every table, emulated ones included): each writes CPython's bytes under
+    every in-C error handler."""
+    strings = _table_strings()
+    handlers = ("strict", "surrogatepass", "surrogateescape", "replace", "ignore")
+    want = {}
+    for s in strings:
+        for h in handlers:
+            try:
+                want[s, h] = ref_encode(s, h)
+            except UnicodeEncodeError:
+                want[s, h] = None
+    prev = _core._set_kernels("scalar")
+    try:
+        for table in _core._kernel_tables():
+            _core._set_kernels(table)
+            for (s, h), w in want.items():
+                if w is None:
+                    with pytest.raises(UnicodeEncodeError):
+                        utf8pfx.encode(s, h)
+                    continue
+                assert utf8pfx.encode(s, h) == w, (table, h, len(s), s[:20])
+                assert utf8pfx.utf8_length(s, h) == len(s.encode("utf-8", h)), (table, h, len(s))
+            bw = utf8pfx.BufferWriter()
+            ok = [s for s in strings if want[s, "strict"] is not None]
+            bw.write_strings(ok)
+            assert bw.getvalue() == b"".join(want[s, "strict"] for s in ok), table
+    finally:
+        _core._set_kernels(prev)
+    with pytest.raises(ValueError, match="not available"):
+        _core._set_kernels("no-such-table")
+    with pytest.raises(TypeError):
+        _core._set_kernels(1)

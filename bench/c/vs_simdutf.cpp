@@ -39,8 +39,8 @@
  *                 its UTF-8 as CPython's str.encode() made it (u8len bytes)
  *
  * Contenders, per workload:
- *   utf8pfx <level>  for every level the CPU runs (u8p_kernels_for_level:
- *                    scalar, sse, avx2, avx512 / neon): len_ucsN, then
+ *   utf8pfx <table>  for every table the CPU runs (u8p_kernel_tables:
+ *                    scalar, sse, avx2, the avx512 tables / neon): len_ucsN, then
  *                    enc_ucsN into the buffer (what the writer does for a
  *                    str whose size it does not know).  "default" is
  *                    u8p_select_kernels(NULL), the level the extension picks.
@@ -525,15 +525,15 @@ main(int argc, char **argv)
     const u8p_kernels *def = u8p_select_kernels(nullptr);
     std::vector<Contender> cs;
     int def_idx = -1, avx2_idx = -1;
-    for (int lvl = 0; lvl < U8P_ISA_COUNT; lvl++) {
-        const u8p_kernels *k = u8p_kernels_for_level((u8p_isa)lvl);
-        if (!k)
-            continue;
+    const u8p_kernels *tables[16];
+    int ntables = u8p_kernel_tables(tables, 16);
+    for (int t = 0; t < ntables; t++) {
+        const u8p_kernels *k = tables[t];
         if (k == def)
             def_idx = (int)cs.size();
         if (!std::strcmp(k->name, "avx2"))
             avx2_idx = (int)cs.size();
-        cs.push_back({std::string("utf8pfx ") + k->name, C_U8P, k});
+        cs.push_back({std::string("utf8pfx ") + u8p_kernels_id(k), C_U8P, k});
     }
     if (def_idx < 0)
         die("internal: the default kernel table is not one of the levels");
@@ -546,10 +546,10 @@ main(int argc, char **argv)
     std::string levels;
     for (const Contender &c : cs)
         if (c.type == C_U8P)
-            levels += (levels.empty() ? "" : ", ") + std::string(c.k->name);
+            levels += (levels.empty() ? "" : ", ") + std::string(u8p_kernels_id(c.k));
     std::printf("cpu:      %s\n", cpu_name().c_str());
-    std::printf("utf8pfx:  kernel levels on this CPU: %s; default (u8p_select_kernels): %s\n",
-                levels.c_str(), def->name);
+    std::printf("utf8pfx:  kernel tables on this CPU: %s; default (u8p_select_kernels): %s\n",
+                levels.c_str(), u8p_kernels_id(def));
     std::printf("simdutf:  %s, commit %s; active implementation: %s (%s)\n", SIMDUTF_VERSION,
                 rev, std::string(impl->name()).c_str(), std::string(impl->description()).c_str());
     std::printf("simdutf converters: latin1: utf8_length_from_latin1 + convert_latin1_to_utf8; "
@@ -584,7 +584,7 @@ main(int argc, char **argv)
     std::printf("%-20s %4s %5s %6s %8s |", "workload", "kind", "nstr", "cp/str", "B/str");
     for (const Contender &c : cs)
         if (c.type == C_U8P)
-            std::printf(" %9s", (std::string(c.k->name) + (c.k == def ? "*" : "")).c_str());
+            std::printf(" %9s", (std::string(u8p_kernels_id(c.k)) + (c.k == def ? "*" : "")).c_str());
     std::printf(" | %9s %9s | %6s %6s %6s %6s\n", "simdutf", "sd chk", "ratio", "med", "avx2/sd",
                 "target");
     std::fflush(stdout);

@@ -4,6 +4,7 @@
  * testing hooks that list and switch the encode and decode kernel levels.
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "core.h"
 
@@ -44,6 +45,56 @@ mod_set_isa(PyObject *module, PyObject *arg)
         return NULL;
     u8p_K = u8p_kernels_for_level((u8p_isa)lvl);
     return PyUnicode_FromString(prev);
+}
+
+/* Testing hooks: every encoder table this CPU runs, by id, and a switch to
+ * one of them (returns the previous one's id).  Process-wide, as _set_isa. */
+#define KT_MAX 16
+
+static PyObject *
+mod_kernel_tables(PyObject *module, PyObject *Py_UNUSED(ignored))
+{
+    const u8p_kernels *t[KT_MAX];
+    int i, n = u8p_kernel_tables(t, KT_MAX);
+    PyObject *list = PyList_New(n);
+    (void)module;
+    if (list == NULL)
+        return NULL;
+    for (i = 0; i < n; i++) {
+        PyObject *item = PyUnicode_FromString(u8p_kernels_id(t[i]));
+        if (item == NULL) {
+            Py_DECREF(list);
+            return NULL;
+        }
+        PyList_SET_ITEM(list, i, item);
+    }
+    return list;
+}
+
+static PyObject *
+mod_set_kernels(PyObject *module, PyObject *arg)
+{
+    const u8p_kernels *t[KT_MAX];
+    const char *want;
+    int i, n = u8p_kernel_tables(t, KT_MAX);
+    (void)module;
+    if (!PyUnicode_Check(arg)) {
+        PyErr_Format(PyExc_TypeError, "_set_kernels() argument must be str, not %.200s",
+                     Py_TYPE(arg)->tp_name);
+        return NULL;
+    }
+    if ((want = PyUnicode_AsUTF8(arg)) == NULL)
+        return NULL;
+    for (i = 0; i < n; i++) {
+        if (strcmp(u8p_kernels_id(t[i]), want) == 0) {
+            const char *prev = u8p_kernels_id(u8p_K);
+            u8p_K = t[i];
+            return PyUnicode_FromString(prev);
+        }
+    }
+    PyErr_Format(PyExc_ValueError, "_set_kernels(): table %R is not available on this CPU/build",
+                 arg);
+    return NULL;
 }
 
 static PyObject *
@@ -110,6 +161,11 @@ select_kernels(void)
 static PyMethodDef isa_functions[] = {
     {"isa", (PyCFunction)mod_isa, METH_NOARGS,
      "isa()\n--\n\nThe kernel instruction set in use ('scalar', 'sse', 'avx2', ...)."},
+    {"_kernel_tables", (PyCFunction)mod_kernel_tables, METH_NOARGS,
+     "_kernel_tables()\n--\n\nEvery encoder table this CPU and build run, by id (testing)."},
+    {"_set_kernels", (PyCFunction)mod_set_kernels, METH_O,
+     "_set_kernels(id, /)\n--\n\nSwitch to one encoder table; returns the previous one's id "
+     "(testing; process-wide)."},
     {"_isa_levels", (PyCFunction)mod_isa_levels, METH_NOARGS,
      "_isa_levels()\n--\n\nKernel levels this CPU and build support (testing)."},
     {"_set_isa", (PyCFunction)mod_set_isa, METH_O,

@@ -8,7 +8,12 @@
  *   sse     SSE4.1 + POPCNT
  *   avx2    + AVX2, OS saves XMM and YMM state
  *   avx512  + AVX-512 F and BW, OS saves opmask and ZMM state too; with
- *           VBMI2 the table that also uses VBMI2 encoders (short strings)
+ *           VBMI2 a table that also uses VBMI2 encoders, chosen by what
+ *           cpuid says the CPU is: the Intel table (VBMI2 at every size)
+ *           on GenuineIntel, the mixed table (VBMI2 for short strings,
+ *           AVX2 above) on every other vendor, AMD's Zen 4 and 5 among
+ *           them.  Fixed by the vendor, never by timing at import: a given
+ *           CPU always runs the same, tested, kernels.
  * aarch64: NEON is architectural, it takes the "sse" rank.
  * Elsewhere only scalar exists.
  *
@@ -36,6 +41,7 @@ static const char *const level_names[U8P_ISA_COUNT] = {
 /* Detected once; racing first calls compute the same value. */
 static volatile int x86_top = -1;
 static volatile int x86_vbmi2 = 0;
+static volatile int x86_intel = 0; /* cpuid's vendor string is GenuineIntel */
 
 static uint64_t
 read_xcr0(void)
@@ -57,6 +63,8 @@ detect_x86(void)
 
     if (!__get_cpuid(0, &max, &b, &c, &d) || max < 1)
         goto out;
+    /* "GenuineIntel" in ebx, edx, ecx */
+    x86_intel = b == 0x756E6547u && d == 0x49656E69u && c == 0x6C65746Eu;
     __cpuid(1, a, b, c, d);
     sse41 = (c >> 19) & 1;
     popcnt = (c >> 23) & 1;
@@ -113,7 +121,9 @@ u8p_kernels_for_level(u8p_isa level)
          * u8p_kernels_variants also has the all-VBMI2 and F+BW tables */
         if (x86_level() < U8P_ISA_AVX512)
             return NULL;
-        return x86_vbmi2 ? &u8p_kernels_avx512_mixed : &u8p_kernels_avx512;
+        if (!x86_vbmi2)
+            return &u8p_kernels_avx512;
+        return x86_intel ? &u8p_kernels_avx512_intel : &u8p_kernels_avx512_mixed;
 #endif
 #if U8P_ARM_NEON
     case U8P_ISA_SSE:
@@ -133,12 +143,45 @@ u8p_kernels_variants(u8p_isa level, const u8p_kernels **out, int max)
         out[n++] = k;
 #if U8P_X86_SIMD
     if (k && level == U8P_ISA_AVX512 && x86_vbmi2) {
+        /* the table of the other vendor too: every table a CPU can run is
+         * tested on it */
+        if (n < max)
+            out[n++] = x86_intel ? &u8p_kernels_avx512_mixed : &u8p_kernels_avx512_intel;
         if (n < max)
             out[n++] = &u8p_kernels_avx512_vbmi2;
         if (n < max)
             out[n++] = &u8p_kernels_avx512;
     }
 #endif
+    return n;
+}
+
+const char *
+u8p_kernels_id(const u8p_kernels *k)
+{
+#if U8P_X86_SIMD
+    if (k == &u8p_kernels_avx512)
+        return "avx512-bw";
+    if (k == &u8p_kernels_avx512_vbmi2)
+        return "avx512-vbmi2";
+    if (k == &u8p_kernels_avx512_mixed)
+        return "avx512-mixed";
+    if (k == &u8p_kernels_avx512_intel)
+        return "avx512-intel";
+#endif
+    return k->name;
+}
+
+int
+u8p_kernel_tables(const u8p_kernels **out, int max)
+{
+    int lvl, n = 0;
+    for (lvl = 0; lvl < U8P_ISA_COUNT; lvl++) {
+        const u8p_kernels *v[8] = {NULL};
+        int j, nv = u8p_kernels_variants((u8p_isa)lvl, v, 8);
+        for (j = 0; j < nv && n < max; j++)
+            out[n++] = v[j];
+    }
     return n;
 }
 

@@ -123,11 +123,13 @@ extern const u8p_kernels u8p_kernels_avx512;
 extern const u8p_kernels u8p_kernels_neon;
 #endif
 #if U8P_X86_SIMD
-/* The avx512 level's table on a CPU with VBMI2 (x86/x86_avx512.c): VBMI2
- * and AVX2 encoders, each for the input sizes where it is the faster.  The
- * writer runs the VBMI2 short steps (short_vbmi2.h) only while this table
- * is the one in use. */
+/* The avx512 level's tables on a CPU with VBMI2 (x86/x86_avx512.c):
+ * "mixed" (VBMI2 and AVX2 encoders, each for the input sizes where it is
+ * the faster on AMD cores) and "intel" (VBMI2 at every size).  The writer
+ * runs the VBMI2 short steps (short_vbmi2.h) only while one of these two
+ * is the table in use. */
 extern const u8p_kernels u8p_kernels_avx512_mixed;
+extern const u8p_kernels u8p_kernels_avx512_intel;
 #endif
 
 /*
@@ -153,9 +155,17 @@ int u8p_isa_cap(const char *cap);
 const u8p_kernels *u8p_select_kernels(const char *cap);
 const u8p_kernels *u8p_kernels_for_level(u8p_isa level);
 /* Every table of a level the CPU supports, the level's own first (with
- * VBMI2 the AVX-512 level also has an all-VBMI2 and an F+BW table), up to
- * max; returns how many.  For tests and benchmarks. */
+ * VBMI2 the AVX-512 level also has the other vendor's table, an all-VBMI2
+ * and an F+BW table), up to max; returns how many.  For tests and
+ * benchmarks. */
 int u8p_kernels_variants(u8p_isa level, const u8p_kernels **out, int max);
+/* Every table the CPU supports, of every level (u8p_kernels_variants in
+ * level order), up to max; returns how many.  u8p_kernels_id names each
+ * one apart from the others ("avx512-mixed", "avx512-intel", ...; a level
+ * with one table goes by the level's name).  For the testing hook that
+ * forces each table in turn. */
+int u8p_kernel_tables(const u8p_kernels **out, int max);
+const char *u8p_kernels_id(const u8p_kernels *k);
 
 /* A mask of the low k bits, k in 0..64: the masked loads and stores of
  * the first k elements of the AVX-512 kernels and of short_vbmi2.h's

@@ -32,10 +32,11 @@
 
 #include <immintrin.h>
 
-/* The table in use while these may run: the avx512 level's on a CPU with
- * VBMI2 (u8p_kernels_avx512_mixed, kernels.h; dispatch picks it only
- * there). */
-#define U8P_VBMI2_SHORT_OK(K) ((K) == &u8p_kernels_avx512_mixed)
+/* The tables in use while these may run: the avx512 level's on a CPU with
+ * VBMI2 (u8p_kernels_avx512_mixed and _intel, kernels.h; dispatch picks
+ * them only there). */
+#define U8P_VBMI2_SHORT_OK(K) \
+    ((K) == &u8p_kernels_avx512_mixed || (K) == &u8p_kernels_avx512_intel)
 
 /* the "VBMI2" table's instruction sets: also VBMI (vpmultishiftqb) and CD
  * (vplzcntd) for its other steps */

@@ -14,13 +14,17 @@
  *                             nothing is read or written out of bounds and
  *                             no scalar tail is needed.  UCS4 length from
  *                             the same lzcnt (one vpermb a vector).
- *   u8p_kernels_avx512_mixed  the level's table on CPUs with VBMI2: each
- *                             kernel of the two above (or AVX2's) that
- *                             is the fastest for its input size.
+ *   u8p_kernels_avx512_mixed  the level's table on AMD CPUs with VBMI2:
+ *                             each kernel of the two above (or AVX2's)
+ *                             that is the fastest for its input size.
+ *   u8p_kernels_avx512_intel  the level's table on Intel CPUs with VBMI2:
+ *                             VBMI2 encoders at every size, with long
+ *                             loops that store whole vectors.
  *
- * Dispatch picks the mixed table where cpuid and XCR0 say the CPU and OS
- * support AVX-512 F + BW with VBMI2, VBMI and CD, the F + BW table where
- * they support F + BW only.  u8p_kernels_variants reaches all three, and
+ * Dispatch picks the mixed or the Intel table (by cpuid's vendor) where
+ * cpuid and XCR0 say the CPU and OS support AVX-512 F + BW with VBMI2,
+ * VBMI and CD, the F + BW table where they support F + BW only.
+ * u8p_kernels_variants reaches all four, and
  * the C harness tests each of them on every CPU that has them (and under
  * SIMDe on any x86-64).  The AVX-512 decoders live in decode_x86.c with
  * the other widths.
@@ -344,6 +348,116 @@ const u8p_kernels u8p_kernels_avx512 = {
 const u8p_kernels u8p_kernels_avx512_mixed = {
     "avx512",    avx512_len_ucs1, u8p_avx2_len_ucs2, vbmi_len_ucs4,
     avx512_enc1, avx512_enc2, vbmi2_enc_ucs4,
+};
+
+/* --------------------------------------- the "avx512" level on Intel cores */
+
+/*
+ * Long inputs with VBMI2 at every size.  The mixed table's split (AVX2's
+ * block encoders above 128 UCS1 / 320 UCS2 units) follows AMD cores, where
+ * a 512-bit byte compress costs more than the AVX2 shuffles it replaces.
+ * Intel cores with VBMI2 (Ice Lake, Sapphire Rapids and later) run
+ * vpcompressb and vpermb on full 512-bit vectors at one or two uops, and
+ * there the AVX2 block encoders lose to a byte-compress loop (docs/design.md,
+ * "Kernel tables per CPU").  These long loops take 64 input bytes a step and
+ * store whole vectors: each step's stores reach at most 32 bytes past its
+ * own output, which the next 32 or more input units (at least one byte
+ * each) are sure to cover, so the loops stop while that much input is left
+ * and the exact, masked encoders finish.
+ */
+
+/* 64 UCS1 code units -> UTF-8 at d, two whole-vector stores. */
+U8P_VBMI2 static inline size_t
+vbmi2_ucs1_block(__m512i v, uint8_t *d)
+{
+    __mmask32 big;
+    __mmask64 keep_a, keep_b;
+    const __m512i a = u8p_vbmi2_two_bytes(_mm512_cvtepu8_epi16(_mm512_castsi512_si256(v)),
+                                          (__mmask32)0xFFFFFFFFu, &big, &keep_a);
+    const __m512i b = u8p_vbmi2_two_bytes(_mm512_cvtepu8_epi16(_mm512_extracti64x4_epi64(v, 1)),
+                                          (__mmask32)0xFFFFFFFFu, &big, &keep_b);
+    /* the counts come from the compress masks, not from the stores: the
+     * second store's address does not wait for the first half's bytes */
+    const size_t na = (size_t)__builtin_popcountll(keep_a);
+    _mm512_storeu_si512((void *)d, a);
+    _mm512_storeu_si512((void *)(d + na), b);
+    return na + (size_t)__builtin_popcountll(keep_b);
+}
+
+U8P_VBMI2 static size_t
+vbmi2_long_ucs1(const uint8_t *src, size_t n, uint8_t *dst)
+{
+    uint8_t *d = dst;
+    size_t i = 0;
+    for (; n - i >= 64 + 32; i += 64) {
+        const __m512i v = _mm512_loadu_si512(src + i);
+        if (!_mm512_movepi8_mask(v)) { /* all ASCII: a copy */
+            _mm512_storeu_si512((void *)d, v);
+            d += 64;
+            continue;
+        }
+        d += vbmi2_ucs1_block(v, d);
+    }
+    return (size_t)(d - dst) + vbmi2_enc_ucs1(src + i, n - i, d);
+}
+
+/* UCS2: 32 units a step; all below U+0800 (Latin, Greek, Cyrillic, ...,
+ * and no surrogate) is the two-byte step, any other block goes through the
+ * exact encoder, which stops at a surrogate.  The two-byte step stores a
+ * whole vector only when the next 32 units hold no surrogate: the kernel
+ * owns room for the bytes of what it encodes, and it stops at one. */
+U8P_VBMI2 static size_t
+vbmi2_long_ucs2(const uint16_t *src, size_t n, uint8_t *dst, size_t *done)
+{
+    const __m512i k800 = _mm512_set1_epi16(0x800);
+    const __m512i kF800 = _mm512_set1_epi16((short)0xF800);
+    const __m512i kD800 = _mm512_set1_epi16((short)0xD800);
+    uint8_t *d = dst;
+    size_t i = 0, k;
+    __m512i w = _mm512_loadu_si512(src);
+    while (n - i >= 32 + 32) {
+        const __m512i next = _mm512_loadu_si512(src + i + 32);
+        if (_mm512_cmpge_epu16_mask(w, k800)) {
+            d += vbmi2_enc_ucs2(src + i, 32, d, &k);
+            i += k;
+            if (k < 32) { /* a surrogate */
+                *done = i;
+                return (size_t)(d - dst);
+            }
+        }
+        else {
+            __mmask32 big;
+            __mmask64 keep;
+            const __m512i b = u8p_vbmi2_two_bytes(w, (__mmask32)0xFFFFFFFFu, &big, &keep);
+            const size_t cnt = (size_t)__builtin_popcountll(keep);
+            if (_mm512_cmpeq_epi16_mask(_mm512_and_si512(next, kF800), kD800))
+                _mm512_mask_storeu_epi8(d, u8p_low_bits64(cnt), b);
+            else
+                _mm512_storeu_si512((void *)d, b);
+            d += cnt;
+            i += 32;
+        }
+        w = next;
+    }
+    d += vbmi2_enc_ucs2(src + i, n - i, d, &k);
+    *done = i + k;
+    return (size_t)(d - dst);
+}
+
+#define INTEL_LONG_UCS1 128
+#define INTEL_LONG_UCS2 64
+
+U8P_VBMI2 static size_t
+intel_enc1(const uint8_t *src, size_t n, uint8_t *dst)
+{
+    return n < INTEL_LONG_UCS1 ? vbmi2_enc_ucs1(src, n, dst) : vbmi2_long_ucs1(src, n, dst);
+}
+
+DEFINE_BY_SIZE(intel_enc2, uint16_t, INTEL_LONG_UCS2, vbmi2_enc_ucs2, vbmi2_long_ucs2)
+
+const u8p_kernels u8p_kernels_avx512_intel = {
+    "avx512",   avx512_len_ucs1, avx512_len_ucs2, vbmi_len_ucs4,
+    intel_enc1, intel_enc2,      vbmi2_enc_ucs4,
 };
 
 #else /* !U8P_X86_SIMD */
