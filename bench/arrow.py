@@ -26,7 +26,6 @@ Arrow out (the input is the blob of those values):
 Targets: arrow >= 10x faster than pylist; arrow <= 3x copy;
 decode_arrow >= 20x faster than via_list.
 """
-import gc
 import json
 import os
 import platform
@@ -38,7 +37,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 if __package__ in (None, ""):
     sys.path.insert(0, os.path.dirname(HERE))
 
-from bench import mode_parser, workloads  # noqa: E402
+from bench import mode_parser, timing, workloads  # noqa: E402
 from bench.report import cpu_model  # noqa: E402
 
 MODES = {"quick": {"rounds": 7, "warmup": 1}, "full": {"rounds": 21, "warmup": 2}}
@@ -135,20 +134,7 @@ def rows(values):
 
 
 def measure(fns, rounds, warmup):
-    keys = list(fns)
-    samples = {k: [] for k in keys}
-    for rnd in range(warmup + rounds):
-        k0 = rnd % len(keys)
-        for k in keys[k0:] + keys[:k0]:
-            gc.collect()
-            gc.disable()
-            t0 = time.thread_time_ns()
-            fns[k]()
-            t1 = time.thread_time_ns()
-            gc.enable()
-            if rnd >= warmup:
-                samples[k].append(t1 - t0)
-    return samples
+    return timing.interleaved(fns, rounds, warmup, clock=time.thread_time_ns, gc_off=True)
 
 
 def table(title, samples, n):

@@ -29,7 +29,6 @@ and >= 3x msgpack; push_4k >= 0.7x stream_iter; reader peak RSS growth <=
 read_size + longest record + 32 MB; stream_writer >= 0.9x buffer_writer.
 """
 import collections
-import gc
 import itertools
 import json
 import mmap
@@ -46,7 +45,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 if __package__ in (None, ""):
     sys.path.insert(0, os.path.dirname(HERE))
 
-from bench import mode_parser, workloads  # noqa: E402
+from bench import mode_parser, timing, workloads  # noqa: E402
 from bench.report import cpu_model  # noqa: E402
 
 MODES = {"quick": {"rounds": 5, "warmup": 1, "mb": 128, "names": 2_000_000},
@@ -173,17 +172,7 @@ def writer_rows(folder, n):
 
 
 def measure(fns, rounds, warmup):
-    keys = list(fns)
-    samples = {k: [] for k in keys}
-    for rnd in range(warmup + rounds):
-        k0 = rnd % len(keys)
-        for k in keys[k0:] + keys[:k0]:
-            gc.collect()
-            t0 = time.perf_counter_ns()
-            fns[k]()
-            t1 = time.perf_counter_ns()
-            if rnd >= warmup:
-                samples[k].append(t1 - t0)
+    samples = timing.interleaved(fns, rounds, warmup)
     return {k: statistics.median(v) for k, v in samples.items()}, samples
 
 

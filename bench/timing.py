@@ -139,3 +139,26 @@ def summary(samples):
     return {"median": med, "min": min(samples), "max": max(samples),
             "iqr": iqr, "spread_pct": 100.0 * iqr / (2 * med) if med else 0.0,
             "n": len(samples)}
+
+
+def interleaved(fns, rounds, warmup, clock=time.perf_counter_ns, gc_off=False):
+    """Samples (ns, one call each) of every callable in `fns`, `rounds`
+    rounds after `warmup` untimed ones; each round starts at the next row,
+    so that the rows share the same time windows.  A collection runs before
+    each call; gc_off keeps the collector off during it."""
+    keys = list(fns)
+    samples = {k: [] for k in keys}
+    for rnd in range(warmup + rounds):
+        k0 = rnd % len(keys)
+        for k in keys[k0:] + keys[:k0]:
+            gc.collect()
+            if gc_off:
+                gc.disable()
+            t0 = clock()
+            fns[k]()
+            t1 = clock()
+            if gc_off:
+                gc.enable()
+            if rnd >= warmup:
+                samples[k].append(t1 - t0)
+    return samples

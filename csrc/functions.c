@@ -41,6 +41,23 @@ prefixed_from(u8p_prefix pf, PyObject *b)
  * first */
 #define U8P_ENCODE_ONE_PASS_MAX ((Py_ssize_t)1 << 20)
 
+/* A bytes object for a record of `body` bytes, its prefix written (*pw: the
+ * prefix's width); OverflowError when the preset cannot carry the length. */
+static PyObject *
+new_prefixed(u8p_prefix pf, Py_ssize_t body, Py_ssize_t *pw)
+{
+    PyObject *out;
+    if ((uint64_t)body > u8p_prefix_max(pf)) {
+        u8p_prefix_too_long(pf, (uint64_t)body);
+        return NULL;
+    }
+    *pw = (Py_ssize_t)u8p_prefix_size(pf, (uint64_t)body);
+    out = PyBytes_FromStringAndSize(NULL, *pw + body);
+    if (out != NULL)
+        u8p_prefix_write(pf, (uint8_t *)PyBytes_AS_STRING(out), (uint64_t)body);
+    return out;
+}
+
 /* One prefixed string as a new bytes object, sized exactly (UCS4: sized
  * for the worst case, then shrunk to it). */
 static PyObject *
@@ -86,15 +103,8 @@ mod_encode(PyObject *module, PyObject *const *args, Py_ssize_t nargs, PyObject *
         }
         if (nsurr == 0) {
             body = (Py_ssize_t)len;
-            if ((uint64_t)body > u8p_prefix_max(pf)) {
-                u8p_prefix_too_long(pf, (uint64_t)body);
+            if ((out = new_prefixed(pf, body, &pw)) == NULL)
                 return NULL;
-            }
-            pw = (Py_ssize_t)u8p_prefix_size(pf, (uint64_t)body);
-            out = PyBytes_FromStringAndSize(NULL, pw + body);
-            if (out == NULL)
-                return NULL;
-            u8p_prefix_write(pf, (uint8_t *)PyBytes_AS_STRING(out), (uint64_t)body);
             {
                 uint8_t *dst = (uint8_t *)PyBytes_AS_STRING(out) + pw;
                 Py_BEGIN_ALLOW_THREADS
@@ -146,15 +156,8 @@ mod_encode(PyObject *module, PyObject *const *args, Py_ssize_t nargs, PyObject *
     else {
         body = u8p_body_length(&v, eh);
         if (body >= 0) {
-            if ((uint64_t)body > u8p_prefix_max(pf)) {
-                u8p_prefix_too_long(pf, (uint64_t)body);
+            if ((out = new_prefixed(pf, body, &pw)) == NULL)
                 return NULL;
-            }
-            pw = (Py_ssize_t)u8p_prefix_size(pf, (uint64_t)body);
-            out = PyBytes_FromStringAndSize(NULL, pw + body);
-            if (out == NULL)
-                return NULL;
-            u8p_prefix_write(pf, (uint8_t *)PyBytes_AS_STRING(out), (uint64_t)body);
             if (u8p_body_encode_counted(&v, eh, (uint8_t *)PyBytes_AS_STRING(out) + pw,
                                         body) < 0) {
                 Py_DECREF(out);

@@ -92,6 +92,23 @@ def test_the_probes_see_a_leak():
     assert sys.getrefcount(s) == r0 + 1
 
 
+def _traced_growth(run, warm, settle, measure):
+    """Bytes tracemalloc sees grow over run(measure), after run(warm)
+    untraced and run(settle) traced (caches and free lists filled)."""
+    run(warm)
+    gc.collect()
+    tracemalloc.start()
+    try:
+        run(settle)
+        gc.collect()
+        before = tracemalloc.get_traced_memory()[0]
+        run(measure)
+        gc.collect()
+        return tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+
+
 def test_no_leak_in_read_loop():
     w = BufferWriter()
     w.write_strings(["short", "héllo wörld", "日本語テキスト", "😀 emoji"] * 50)
@@ -140,19 +157,7 @@ def test_no_leak_in_read_loop():
             except ValueError:
                 pass
 
-    run(200)
-    gc.collect()
-    tracemalloc.start()
-    try:
-        run(500)
-        gc.collect()
-        before = tracemalloc.get_traced_memory()[0]
-        run(1000)
-        gc.collect()
-        after = tracemalloc.get_traced_memory()[0]
-    finally:
-        tracemalloc.stop()
-    assert after - before < 64 * 1024
+    assert _traced_growth(run, 200, 500, 1000) < 64 * 1024
 
 
 def test_no_leak_in_stream_writer_arrow():
@@ -187,19 +192,7 @@ def test_no_leak_in_stream_writer_arrow():
                 pass
             sw.close()
 
-    run(50)
-    gc.collect()
-    tracemalloc.start()
-    try:
-        run(100)
-        gc.collect()
-        before = tracemalloc.get_traced_memory()[0]
-        run(300)
-        gc.collect()
-        after = tracemalloc.get_traced_memory()[0]
-    finally:
-        tracemalloc.stop()
-    assert after - before < 64 * 1024
+    assert _traced_growth(run, 50, 100, 300) < 64 * 1024
 
 
 def test_writers_and_readers_release_what_they_hold():

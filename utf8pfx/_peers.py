@@ -68,13 +68,18 @@ def strings_message_class() -> Any:
     return message_factory.MessageFactory(pool).GetPrototype(desc)  # protobuf < 4.22
 
 
-def cpu_model() -> str:
-    """The CPU's model name from /proc/cpuinfo (Linux), else what platform knows."""
+def cpuinfo_field(key: str) -> Union[str, None]:
+    """The first `key` line's value in /proc/cpuinfo (Linux), or None."""
     try:
         with open("/proc/cpuinfo") as f:
             for line in f:
-                if line.startswith("model name"):
+                if line.startswith(key):
                     return line.split(":", 1)[1].strip()
     except OSError:
         pass
-    return platform.processor() or platform.machine()
+    return None
+
+
+def cpu_model() -> str:
+    """The CPU's model name from /proc/cpuinfo (Linux), else what platform knows."""
+    return cpuinfo_field("model name") or platform.processor() or platform.machine()

@@ -55,26 +55,7 @@ int
 u8p_parse_arg_errors(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
                      const char *fname, PyObject **arg, PyObject **errors)
 {
-    Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0, i;
-    *errors = NULL;
-    if (nargs < 1 || nargs > 2) {
-        PyErr_Format(PyExc_TypeError, "%s() takes 1 or 2 positional arguments (%zd given)",
-                     fname, nargs);
-        return -1;
-    }
-    *arg = args[0];
-    if (nargs == 2)
-        *errors = args[1];
-    for (i = 0; i < nkw; i++) {
-        PyObject *key = PyTuple_GET_ITEM(kwnames, i);
-        if (PyUnicode_CompareWithASCIIString(key, "errors") != 0 || *errors != NULL) {
-            PyErr_Format(PyExc_TypeError, "%s() got an unexpected or repeated keyword %R",
-                         fname, key);
-            return -1;
-        }
-        *errors = args[nargs + i];
-    }
-    return 0;
+    return u8p_parse_arg_opts(args, nargs, kwnames, fname, arg, errors, NULL, NULL);
 }
 
 /* ---- (arg, /, errors=, *, prefix=, encoding=): the preset-aware functions ---- */
@@ -85,7 +66,11 @@ u8p_parse_arg_opts(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
                    PyObject **encoding)
 {
     Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0, i;
-    *errors = *prefix = *encoding = NULL;
+    *errors = NULL;
+    if (prefix != NULL)
+        *prefix = NULL;
+    if (encoding != NULL)
+        *encoding = NULL;
     if (nargs < 1 || nargs > 2) {
         PyErr_Format(PyExc_TypeError, "%s() takes 1 or 2 positional arguments (%zd given)",
                      fname, nargs);
@@ -99,9 +84,9 @@ u8p_parse_arg_opts(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
         PyObject **slot = NULL;
         if (PyUnicode_CompareWithASCIIString(key, "errors") == 0)
             slot = errors;
-        else if (PyUnicode_CompareWithASCIIString(key, "prefix") == 0)
+        else if (prefix != NULL && PyUnicode_CompareWithASCIIString(key, "prefix") == 0)
             slot = prefix;
-        else if (PyUnicode_CompareWithASCIIString(key, "encoding") == 0)
+        else if (encoding != NULL && PyUnicode_CompareWithASCIIString(key, "encoding") == 0)
             slot = encoding;
         if (slot == NULL || *slot != NULL) {
             PyErr_Format(PyExc_TypeError, "%s() got an unexpected or repeated keyword %R",

@@ -206,7 +206,8 @@ int u8p_parse_arg_errors(PyObject *const *args, Py_ssize_t nargs, PyObject *kwna
                          const char *fname, PyObject **arg, PyObject **errors);
 
 /* The same with keyword-only prefix= and encoding= (each NULL when not
- * given), for the functions that take a wire-format preset. */
+ * given), for the functions that take a wire-format preset; a NULL
+ * prefix or encoding pointer refuses that keyword. */
 int u8p_parse_arg_opts(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
                        const char *fname, PyObject **arg, PyObject **errors, PyObject **prefix,
                        PyObject **encoding);

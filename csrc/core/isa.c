@@ -34,21 +34,8 @@ mod_isa_levels(PyObject *module, PyObject *Py_UNUSED(ignored))
     return u8p_level_list(enc_level_name);
 }
 
-/* Testing hook: switch the kernel table; returns the previous name. */
-static PyObject *
-mod_set_isa(PyObject *module, PyObject *arg)
-{
-    const char *prev = u8p_K->name;
-    int lvl = u8p_level_arg(arg, enc_level_name, "_set_isa");
-    (void)module;
-    if (lvl < 0)
-        return NULL;
-    u8p_K = u8p_kernels_for_level((u8p_isa)lvl);
-    return PyUnicode_FromString(prev);
-}
-
-/* Testing hooks: every encoder table this CPU runs, by id, and a switch to
- * one of them (returns the previous one's id).  Process-wide, as _set_isa. */
+/* Testing hook: every encoder table this CPU runs, by id (the names
+ * _set_isa takes besides the levels'). */
 #define KT_MAX 16
 
 static PyObject *
@@ -71,30 +58,27 @@ mod_kernel_tables(PyObject *module, PyObject *Py_UNUSED(ignored))
     return list;
 }
 
+/* Testing hook: switch the kernel table, to a level's (by its name) or to
+ * one table (by its id, _kernel_tables); returns the previous level. */
 static PyObject *
-mod_set_kernels(PyObject *module, PyObject *arg)
+mod_set_isa(PyObject *module, PyObject *arg)
 {
+    const char *prev = u8p_K->name;
     const u8p_kernels *t[KT_MAX];
-    const char *want;
-    int i, n = u8p_kernel_tables(t, KT_MAX);
+    int i, lvl, n = u8p_kernel_tables(t, KT_MAX);
     (void)module;
-    if (!PyUnicode_Check(arg)) {
-        PyErr_Format(PyExc_TypeError, "_set_kernels() argument must be str, not %.200s",
-                     Py_TYPE(arg)->tp_name);
-        return NULL;
-    }
-    if ((want = PyUnicode_AsUTF8(arg)) == NULL)
-        return NULL;
-    for (i = 0; i < n; i++) {
-        if (strcmp(u8p_kernels_id(t[i]), want) == 0) {
-            const char *prev = u8p_kernels_id(u8p_K);
-            u8p_K = t[i];
-            return PyUnicode_FromString(prev);
+    if (PyUnicode_Check(arg)) {
+        for (i = 0; i < n; i++) {
+            if (PyUnicode_CompareWithASCIIString(arg, u8p_kernels_id(t[i])) == 0) {
+                u8p_K = t[i];
+                return PyUnicode_FromString(prev);
+            }
         }
     }
-    PyErr_Format(PyExc_ValueError, "_set_kernels(): table %R is not available on this CPU/build",
-                 arg);
-    return NULL;
+    if ((lvl = u8p_level_arg(arg, enc_level_name, "_set_isa")) < 0)
+        return NULL;
+    u8p_K = u8p_kernels_for_level((u8p_isa)lvl);
+    return PyUnicode_FromString(prev);
 }
 
 static PyObject *
@@ -163,13 +147,11 @@ static PyMethodDef isa_functions[] = {
      "isa()\n--\n\nThe kernel instruction set in use ('scalar', 'sse', 'avx2', ...)."},
     {"_kernel_tables", (PyCFunction)mod_kernel_tables, METH_NOARGS,
      "_kernel_tables()\n--\n\nEvery encoder table this CPU and build run, by id (testing)."},
-    {"_set_kernels", (PyCFunction)mod_set_kernels, METH_O,
-     "_set_kernels(id, /)\n--\n\nSwitch to one encoder table; returns the previous one's id "
-     "(testing; process-wide)."},
     {"_isa_levels", (PyCFunction)mod_isa_levels, METH_NOARGS,
      "_isa_levels()\n--\n\nKernel levels this CPU and build support (testing)."},
     {"_set_isa", (PyCFunction)mod_set_isa, METH_O,
-     "_set_isa(name, /)\n--\n\nSwitch kernels; returns the previous level (testing; "
+     "_set_isa(name, /)\n--\n\nSwitch kernels to a level's table, or to one table by its "
+     "_kernel_tables() id; returns the previous level (testing; "
      "process-wide: every interpreter uses the same tables)."},
     {"_decode_isa", (PyCFunction)mod_decode_isa, METH_NOARGS,
      "_decode_isa()\n--\n\nThe decode kernel level in use (testing)."},
