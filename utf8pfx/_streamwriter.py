@@ -71,11 +71,11 @@ def _taken(r: Any, done: int, n: int) -> int:
         raise BlockingIOError(
             errno.EAGAIN, "sink.write() could not complete without blocking (it returned None)",
             done)
-    r = _index(r)
-    if r < 0 or r > n - done:
+    k: int = _index(r)
+    if k < 0 or k > n - done:
         raise OSError(
-            f"sink.write() returned invalid length {r} (should have been between 0 and {n - done})")
-    return r
+            f"sink.write() returned invalid length {k} (should have been between 0 and {n - done})")
+    return k
 
 
 def _reentered() -> RuntimeError:

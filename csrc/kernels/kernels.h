@@ -76,6 +76,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "attrs.h"
+
 /*
  * U8P_X86_SIMD is 1 where the x86 SIMD files compile their kernels: x86-64
  * with a GNU-compatible compiler (gcc, clang), because each function picks
@@ -166,6 +168,42 @@ int u8p_kernels_variants(u8p_isa level, const u8p_kernels **out, int max);
  * forces each table in turn. */
 int u8p_kernel_tables(const u8p_kernels **out, int max);
 const char *u8p_kernels_id(const u8p_kernels *k);
+
+/* A few code points (1, 2, 4 bytes each: `width`) -> UTF-8 at dst, in
+ * line: for a str of one or two code points every kernel is its scalar
+ * loop, and reaching that through the table costs a call that the
+ * writer's short loop then spills around.  Returns the byte count, or
+ * (size_t)-1 at a surrogate (the caller applies the error handler). */
+U8P_ALWAYS_INLINE size_t
+u8p_enc_few(const void *src, int width, size_t n, uint8_t *dst)
+{
+    size_t i, k = 0;
+    for (i = 0; i < n; i++) {
+        const uint32_t c = width == 1   ? ((const uint8_t *)src)[i]
+                           : width == 2 ? ((const uint16_t *)src)[i]
+                                        : ((const uint32_t *)src)[i];
+        if (c < 0x80)
+            dst[k++] = (uint8_t)c;
+        else if (c < 0x800) {
+            dst[k++] = (uint8_t)(0xC0 | (c >> 6));
+            dst[k++] = (uint8_t)(0x80 | (c & 0x3F));
+        }
+        else if (c < 0x10000) {
+            if ((c & 0xF800) == 0xD800)
+                return (size_t)-1;
+            dst[k++] = (uint8_t)(0xE0 | (c >> 12));
+            dst[k++] = (uint8_t)(0x80 | ((c >> 6) & 0x3F));
+            dst[k++] = (uint8_t)(0x80 | (c & 0x3F));
+        }
+        else {
+            dst[k++] = (uint8_t)(0xF0 | (c >> 18));
+            dst[k++] = (uint8_t)(0x80 | ((c >> 12) & 0x3F));
+            dst[k++] = (uint8_t)(0x80 | ((c >> 6) & 0x3F));
+            dst[k++] = (uint8_t)(0x80 | (c & 0x3F));
+        }
+    }
+    return k;
+}
 
 /* A mask of the low k bits, k in 0..64: the masked loads and stores of
  * the first k elements of the AVX-512 kernels and of short_vbmi2.h's

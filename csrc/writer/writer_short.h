@@ -149,11 +149,17 @@ SP(short_put)(uint8_t *const buf, const Py_ssize_t len, const Py_ssize_t cap, Py
                 }
             }
 #endif
-            /* one or two code points: the scalar loop at every level (it
-             * was the fastest or within 0.3 ns of it at every level and
-             * kind in bench/c/bench_kernels.c at n = 1 and 2; the SIMD
-             * kernels add a call or a vector set-up there) */
-            K = n <= 2 ? &u8p_kernels_scalar : u8p_K;
+            /* one or two code points: in line (u8p_enc_few, kernels.h);
+             * the SIMD kernels add a call and a vector set-up there, the
+             * scalar one a call */
+            if (n <= 2) {
+                body = u8p_enc_few(data, kind, (size_t)n, dst + 1);
+                if (body == (size_t)-1)
+                    return 0; /* a surrogate: the general path decides */
+                dst[0] = (uint8_t)body;
+                return (Py_ssize_t)body + 1;
+            }
+            K = u8p_K;
             if (kind == PyUnicode_1BYTE_KIND)
                 body = K->enc_ucs1((const uint8_t *)data, (size_t)n, dst + 1);
             else if (kind == PyUnicode_2BYTE_KIND)
