@@ -11,7 +11,7 @@
  *           VBMI2 a table that also uses VBMI2 encoders, chosen by what
  *           cpuid says the CPU is: the Intel table (VBMI2 at every size)
  *           on GenuineIntel, the mixed table (VBMI2 for short strings,
- *           AVX2 above) on every other vendor, AMD's Zen 4 and 5 among
+ *           AVX2 above) on every other vendor, AMD's AVX-512 CPUs among
  *           them.  Fixed by the vendor, never by timing at import: a given
  *           CPU always runs the same, tested, kernels.
  * aarch64: NEON is architectural, it takes the "sse" rank.
