@@ -21,7 +21,6 @@ typedef struct {
     int64_t step;           /* rows per slice, adapted to the bytes a row takes */
     int64_t flushes;        /* calls of cb so far */
     Py_ssize_t handed;      /* bytes handed to cb so far */
-    Py_ssize_t start;       /* where a failure before any flush rolls back to */
 } aw_flush;
 
 typedef struct {
@@ -1038,7 +1037,6 @@ flush_now(aw_ctx *c)
     }
     fl->handed += w->len;
     w->len = 0;
-    fl->start = 0;
     fl->flushes++;
     r = PyObject_CallFunctionObjArgs(fl->cb, data, rows, NULL);
     Py_DECREF(data);
@@ -1373,7 +1371,6 @@ write_arrow_obj(const u8p_state *st, WriterObject *w, PyObject *obj, int nulls, 
     c.w = w;
     c.fl = fl;
     if (fl != NULL) {
-        fl->start = start;
         fl->flushes = 0;
         fl->handed = 0;
         fl->step = 64; /* rows of the first slice, before a row's bytes are known */
