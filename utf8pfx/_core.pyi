@@ -42,14 +42,14 @@ class BufferWriter:
         *,
         nulls: Optional[Literal["error", "skip", "empty", "null"]] = None,
     ) -> int: ...
-    # StreamWriter's write_arrow: flush(data, rows) gets the buffer's bytes
+    # StreamWriter's write_arrow: flush(data) gets the buffer's bytes
     # whenever it passes flush_size (private; flush must not touch the writer)
     def _write_arrow_flushing(
         self,
         array: _ArrowStrings,
         nulls: Optional[Literal["error", "skip", "empty", "null"]],
         flush_size: int,
-        flush: Callable[[bytes, int], object],
+        flush: Callable[[bytes], object],
         /,
     ) -> int: ...
     def write_vint(self, n: int, /) -> int: ...

@@ -301,7 +301,7 @@ class StreamWriter:
         calls = 0            # flush() calls
         rest = b""           # what a failing flush() did not get the sink to take
 
-        def flush(data: bytes, rows: int) -> None:
+        def flush(data: bytes) -> None:
             nonlocal handed, calls, rest
             calls += 1
             handed += len(data)

@@ -16,7 +16,7 @@ typedef enum { AK_UTF8, AK_LARGE_UTF8, AK_VIEW } arrow_kind;
  * and length, so the chunk writers (and their fused loops) are the same
  * as for one whole array. */
 typedef struct {
-    PyObject *cb;           /* cb(data: bytes, rows: int): rows are those of the call so far */
+    PyObject *cb;           /* cb(data: bytes) */
     Py_ssize_t flush_size;
     int64_t step;           /* rows per slice, adapted to the bytes a row takes */
     int64_t flushes;        /* calls of cb so far */
@@ -1024,23 +1024,17 @@ flush_now(aw_ctx *c)
 {
     WriterObject *w = c->w;
     aw_flush *fl = c->fl;
-    PyObject *data, *rows, *r;
+    PyObject *data, *r;
     if (w->exports > 0)
         return 0; /* a view pins the bytes: they stay (growing raises BufferError) */
     data = PyBytes_FromStringAndSize((const char *)w->buf, w->len);
     if (data == NULL)
         return -1;
-    rows = PyLong_FromLongLong((long long)c->row_base);
-    if (rows == NULL) {
-        Py_DECREF(data);
-        return -1;
-    }
     fl->handed += w->len;
     w->len = 0;
     fl->flushes++;
-    r = PyObject_CallFunctionObjArgs(fl->cb, data, rows, NULL);
+    r = PyObject_CallOneArg(fl->cb, data);
     Py_DECREF(data);
-    Py_DECREF(rows);
     if (r == NULL)
         return -1;
     Py_DECREF(r);
@@ -1487,7 +1481,7 @@ Writer_write_arrow(WriterObject *w, PyObject *const *args, Py_ssize_t nargs, PyO
 
 /* BufferWriter._write_arrow_flushing(array, nulls, flush_size, flush, /):
  * StreamWriter.write_arrow's bounded-memory path (see aw_flush).  Private:
- * flush(data, rows) must not touch the writer (it is busy meanwhile).
+ * flush(data) must not touch the writer (it is busy meanwhile).
  * Returns the bytes the call produced, flushed ones included. */
 static PyObject *
 Writer_write_arrow_flushing(WriterObject *w, PyObject *const *args, Py_ssize_t nargs)
@@ -1548,7 +1542,7 @@ static const PyMethodDef arrow_writer_methods[] = {
      METH_FASTCALL,
      "_write_arrow_flushing($self, array, nulls, flush_size, flush, /)\n--\n\n"
      "write_arrow for StreamWriter: whenever the buffer passes flush_size (between\n"
-     "slices of rows), flush(data, rows) gets its bytes and the buffer is emptied."},
+     "slices of rows), flush(data) gets its bytes and the buffer is emptied."},
     {NULL, NULL, 0, NULL},
 };
 
