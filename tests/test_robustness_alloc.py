@@ -447,3 +447,44 @@ def test_stream_error_paths(mode, errors):
 
     walk(lambda: _Stream(build_prefix), lambda h: h.r.read_strings, stream_state,
          lambda b, v, h: pytest.fail(repr(v)), expected_prefix_error)
+
+
+def test_write_arrow_flushing():
+    """StreamWriter's Arrow path (BufferWriter._write_arrow_flushing): a
+    failed allocation before the first flush leaves the writer as it was;
+    after one, the bytes flushed and those left in the writer are exactly
+    the records before the failure (records_accepted of the call's rows)."""
+    pa = pytest.importorskip("pyarrow")
+    xs = ["h\u00e9llo %d" % i for i in range(300)]
+    arr = pa.array(xs)
+    pre = ref_encode("pre", "strict")
+    raised = ok_streak = 0
+    gc.collect()
+    for i in range(MAX_POINTS):
+        w = BufferWriter()
+        w.write_string("pre")
+        # a sink with its room already allocated: writing into it allocates
+        # nothing (its result int may, and fails like any other point)
+        sink = io.BytesIO(bytes(1 << 16))
+        gc.disable()
+        try:
+            kind, v = _fail_at(i, partial(w._write_arrow_flushing, arr, None, 256, sink.write))
+        finally:
+            gc.enable()
+        out = sink.getvalue()[:sink.tell()] + w.getvalue()
+        if kind == "ok":
+            assert utf8pfx.decode_all(out) == ["pre"] + xs, i
+            ok_streak += 1
+            if ok_streak >= 3:
+                break
+            continue
+        assert isinstance(v, MemoryError), (i, type(v), v)
+        ok_streak = 0
+        raised += 1
+        if sink.tell() == 0:
+            assert w.getvalue() == pre, i  # all or nothing before a flush
+        else:
+            assert utf8pfx.decode_all(out) == ["pre"] + xs[:v.records_accepted], i
+    else:
+        raise AssertionError("still failing after %d allocation points" % MAX_POINTS)
+    assert raised >= 1

@@ -1337,6 +1337,19 @@ type_defines(PyTypeObject *tp, PyObject *name)
     return 0;
 }
 
+/* After a flush, a failure keeps the rows before it, in the buffer or
+ * handed over: the exception being raised says how many
+ * (records_accepted). */
+static void
+note_accepted(int64_t rows)
+{
+    PyObject *exc = u8p_exc_take(), *v = PyLong_FromLongLong((long long)rows);
+    if (v == NULL || PyObject_SetAttrString(exc, "records_accepted", v) < 0)
+        PyErr_Clear(); /* no memory for it, or a type that refuses attributes */
+    Py_XDECREF(v);
+    u8p_exc_raise(exc);
+}
+
 /* write_arrow's body, nulls = 0 ("error"), 1 ("skip"), 2 ("empty"), 3
  * ("null": the preset's marker) or -1 (the default: "null" under
  * varint+1, else "error"). */
@@ -1394,25 +1407,18 @@ write_arrow_obj(const u8p_state *st, WriterObject *w, PyObject *obj, int nulls, 
         rc = -1;
     }
     w->busy = 0;
-    if (rc < 0) {
-        if (fl == NULL || fl->flushes == 0)
-            w->len = start; /* all or nothing */
-        else {
-            /* the rows before the failing one are in the buffer or handed
-             * over: the exception says how many */
-            PyObject *exc = u8p_exc_take(), *v;
-            if (exc != NULL && (v = PyLong_FromLongLong((long long)c.row_base)) != NULL) {
-                if (PyObject_SetAttrString(exc, "records_accepted", v) < 0)
-                    PyErr_Clear(); /* an exception type that refuses attributes */
-                Py_DECREF(v);
-            }
-            else
-                PyErr_Clear();
-            u8p_exc_raise(exc);
-        }
-        return NULL;
+    if (rc == 0) {
+        PyObject *res =
+            PyLong_FromSsize_t(fl != NULL ? fl->handed + w->len - start : w->len - start);
+        if (res != NULL)
+            return res;
     }
-    return PyLong_FromSsize_t(fl != NULL ? fl->handed + w->len - start : w->len - start);
+    /* failed (or its result could not be made) */
+    if (fl == NULL || fl->flushes == 0)
+        w->len = start; /* all or nothing */
+    else
+        note_accepted(c.row_base);
+    return NULL;
 }
 
 /* write_arrow's nulls= argument: None (-1, the preset's default), or a
