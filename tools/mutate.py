@@ -221,6 +221,11 @@ MUTANTS = [
      "            if (0 && _mm512_cmpeq_epi16_mask(_mm512_and_si512(next, kF800), kD800))",
      "the Intel table's long UCS2 loop stores a whole vector before a surrogate "
      "(past the room of what it encodes)"),
+    ("M65", "csrc/kernels/x86/x86_enc_impl.h",
+     "    n2 = 12 + (size_t)__builtin_popcountll(m & 0xFFFFFF);",
+     "    n2 = 12 + (size_t)__builtin_popcountll(m & 0x55FFFF);",
+     "the UCS2 3-byte step counts a 3-byte sequence of its fourth quarter as 2 bytes "
+     "(the last stores land early)"),
 ]
 
 # The README's test command (the default set: pyproject's addopts leave the

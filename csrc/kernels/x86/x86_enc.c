@@ -12,7 +12,8 @@
  *     table shuffle (u8p_shuf2) drops the trail byte of ASCII lanes;
  *   - all < 0x10000: build each unit's UTF-8 sequence right-aligned in a
  *     32-bit lane, from two 16-bit halves computed a vector at a time, and
- *     compact 4 lanes at a time with u8p_shuf4;
+ *     compact 4 lanes at a time with u8p_shuf4c (indexed straight from one
+ *     movemask, with the lengths as popcounts);
  *   - otherwise (UCS4 with astral code points): the same lane layout
  *     computed on 32-bit lanes (u8p_shuf4n).
  * UCS1 pairs each byte with its would-be trail byte and uses u8p_shuf2;
