@@ -248,10 +248,12 @@ u8p_short_is_ascii(const uint8_t *p, Py_ssize_t n)
 static inline Py_ssize_t
 u8p_max_utf8(int ascii, int kind)
 {
-    /* kind 1, 2, 4 -> 2, 3, 4, and 1 for ASCII: arithmetic, not branches,
-     * so that the writer's short loop falls through on non-ASCII strs */
-    const Py_ssize_t m = (Py_ssize_t)kind + 1 - (Py_ssize_t)(kind >> 2);
-    return m - (m - 1) * (Py_ssize_t)(ascii != 0);
+    /* kind 1, 2, 4 -> 2, 3, 4, and 1 for ASCII (kind 1, index 5): a load,
+     * not branches, so that the writer's short loop falls through on
+     * non-ASCII strs, and fewer instructions than arithmetic for the
+     * header walks of write_strings */
+    static const uint8_t most[8] = {0, 2, 3, 0, 4, 1, 0, 0};
+    return most[(kind + 4 * (ascii != 0)) & 7];
 }
 
 /*

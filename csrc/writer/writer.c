@@ -528,7 +528,7 @@ Writer_write_string_vbmi2(WriterObject *self, PyObject *s)
 static void
 writer_presize(WriterObject *w, PyObject *seq, Py_ssize_t from)
 {
-    Py_ssize_t i, n = PySequence_Fast_GET_SIZE(seq) - from, body = 0, wbody = 0, worst = 0;
+    Py_ssize_t i, n = PySequence_Fast_GET_SIZE(seq) - from, body = 0, worst = 0;
     PyObject **items = PySequence_Fast_ITEMS(seq) + from;
     const u8p_prefix pf = w->prefix;
 
@@ -539,11 +539,10 @@ writer_presize(WriterObject *w, PyObject *seq, Py_ssize_t from)
      * the walk costs more than the rare growth it would save. */
     if (n <= (w->cap - w->len) / 32)
         return;
-    /* First walk: the fewest and the most body bytes, no prefix arithmetic
-     * (the prefixes take at least u8p_prefix_size(pf, 0) each). */
+    /* One walk: the fewest body bytes and the most bytes with prefixes. */
     for (i = 0; i < n; i++) {
         PyObject *s = items[i];
-        Py_ssize_t len;
+        Py_ssize_t len, most;
         if (!PyUnicode_CheckExact(s))
             return;
 #if PY_VERSION_HEX < 0x030C0000
@@ -551,22 +550,17 @@ writer_presize(WriterObject *w, PyObject *seq, Py_ssize_t from)
             return;
 #endif
         len = PyUnicode_GET_LENGTH(s);
+        most = len * u8p_max_utf8(PyUnicode_IS_ASCII(s), PyUnicode_KIND(s));
         body += len;
-        wbody += len * u8p_max_utf8(PyUnicode_IS_ASCII(s), PyUnicode_KIND(s));
-        if (wbody > PRESIZE_MAX_BYTES)
+        worst += (Py_ssize_t)u8p_prefix_size(pf, (uint64_t)most) + most;
+        if (worst > PRESIZE_MAX_BYTES)
             return;
     }
     /* Grow now only if the batch cannot fit as it is (short of "ignore"
-     * dropping surrogates): then grow once, for the worst case, which a
-     * second walk (only then) sums with the exact prefix widths.  A writer
+     * dropping surrogates): then grow once, for the worst case.  A writer
      * with room for the batch is left alone. */
     if (body + n * (Py_ssize_t)u8p_prefix_size(pf, 0) <= w->cap - w->len)
         return;
-    for (i = 0; i < n; i++) {
-        PyObject *s = items[i];
-        Py_ssize_t len = PyUnicode_GET_LENGTH(s) * u8p_max_utf8(PyUnicode_IS_ASCII(s), PyUnicode_KIND(s));
-        worst += (Py_ssize_t)u8p_prefix_size(pf, (uint64_t)len) + len;
-    }
     if (u8p_writer_reserve(w, worst) < 0)
         PyErr_Clear(); /* the writes below report any real failure */
 }
