@@ -29,8 +29,6 @@
 #define UPV (VW / 2)
 #define QPV (VW / 4)
 #define NLANE (VW / 16)
-/* the movemask bits of one vector of 16-bit lanes */
-#define UNIT_BITS ((uint64_t)0xFFFFFFFFu >> (32 - 2 * UPV))
 
 /* Units needed surrogate-free from a block's start: its last 16-byte store
  * starts at most at unit 12's bytes. */
@@ -162,28 +160,23 @@ EN(enc1)(vec v, uint64_t m, uint8_t *d)
     return VW + (size_t)__builtin_popcountll(m);
 }
 
-/* UPV code points < 0x800 in 16-bit lanes, lt80 their "< 0x80" lanes ->
- * UPV..2UPV bytes; stores 16 bytes at the start of every 8 units' bytes. */
+/* UPV code points < 0x800 in 16-bit lanes -> UPV..2UPV bytes; stores 16
+ * bytes at the start of every 8 units' bytes. */
 EN_INL size_t
-EN(enc2m)(vec v, vec lt80, uint8_t *d)
+EN(enc2)(vec v, uint8_t *d)
 {
     /* [0xC0 | c >> 6, 0x80 | (c & 0x3F)] as a little-endian 16-bit lane */
     vec two = vor(vor(vsrl16(v, 6), vsll16(vand(v, vk(H003F)), 8)), vk(H80C0));
-    /* bits 16j .. 16j+7: the units of 128-bit lane j, set for 2 bytes */
-    uint64_t m = ~vmhigh(vpacks16(lt80, vzero())) & (NLANE > 1 ? 0x00FF00FFu : 0xFFu);
-    vec w = vshuf8(vblend(two, v, lt80),
+    vec big = vcmpgt16(v, vk(H007F));
+    /* bits 16j .. 16j+7: the units of 128-bit lane j */
+    uint64_t m = vmhigh(vpacks16(big, vzero()));
+    vec w = vshuf8(vblend(v, two, big),
                    vrows(u8p_shuf2[m & 0xFF], u8p_shuf2[(m >> 16) & 0xFF]));
     size_t n0 = 8 + (size_t)__builtin_popcountll(m & 0xFF);
     _mm_storeu_si128((__m128i *)d, vlane(w, 0));
     if (NLANE > 1)
         _mm_storeu_si128((__m128i *)(d + n0), vlane(w, 1));
     return UPV + (size_t)__builtin_popcountll(m);
-}
-
-EN_INL size_t
-EN(enc2)(vec v, uint8_t *d)
-{
-    return EN(enc2m)(v, vcmpeq16(vand(v, vk(HFF80)), vzero()), d);
 }
 
 /* UPV code points < 0x10000 (no surrogates) in 16-bit lanes -> UPV..3UPV
@@ -199,8 +192,11 @@ EN(enc2)(vec v, uint8_t *d)
  * are their count plus the popcount of their bits: no length table, and
  * nothing but the 4 row loads goes through memory. */
 EN_INL size_t
-EN(enc3m)(vec v, vec lt80, vec lt800, uint64_t m, uint8_t *d)
+EN(enc3)(vec v, uint8_t *d)
 {
+    const vec zero = vzero();
+    vec lt80 = vcmpeq16(vand(v, vk(HFF80)), zero);
+    vec lt800 = vcmpeq16(vand(v, vk(HF800)), zero);
     vec v8 = vsll16(v, 8);
     /* b3 = 0x80 | (c & 0x3F); b2 = 0x80 | ((c >> 6) & 0x3F), plus 0x40 when
      * b2 is a 2-byte lead (0xC0 | c >> 6, c >> 6 < 0x20) */
@@ -209,6 +205,9 @@ EN(enc3m)(vec v, vec lt80, vec lt800, uint64_t m, uint8_t *d)
     /* b1 = 0xE0 | c >> 12 (only used by 3-byte lanes) */
     vec lo = vor(vand(vsrl16(v, 4), vk(H0F00)), vk(HE000));
     vec a, b;
+    /* 2 bits a unit, units in order, set for "not below" (lt80 implies
+     * lt800) */
+    uint64_t m = ~vmhigh(vand(lt800, vor(lt80, vk(HFF00))));
     size_t n0, n1, n2;
     hi = vblend(hi, v8, lt80); /* ASCII: b3 = c */
     /* per 128-bit lane: unpacklo = its units 0..3, unpackhi = 4..7 */
@@ -226,24 +225,6 @@ EN(enc3m)(vec v, vec lt80, vec lt800, uint64_t m, uint8_t *d)
     _mm_storeu_si128((__m128i *)(d + n1), vlane(a, 1));
     _mm_storeu_si128((__m128i *)(d + n2), vlane(b, 1));
     return 16 + (size_t)__builtin_popcountll(m & 0xFFFFFFFF);
-}
-
-/* the "< 0x80", "< 0x800" lanes of v and, from one movemask, 2 bits a
- * unit in order, set for "not below" (lt80 implies lt800) */
-#define ENC3_MASKS(v, lt80, lt800, m)                                         \
-    do {                                                                      \
-        lt80 = vcmpeq16(vand((v), vk(HFF80)), vzero());                       \
-        lt800 = vcmpeq16(vand((v), vk(HF800)), vzero());                      \
-        m = ~vmhigh(vand(lt800, vor(lt80, vk(HFF00)))) & UNIT_BITS;           \
-    } while (0)
-
-EN_INL size_t
-EN(enc3)(vec v, uint8_t *d)
-{
-    vec lt80, lt800;
-    uint64_t m;
-    ENC3_MASKS(v, lt80, lt800, m);
-    return EN(enc3m)(v, lt80, lt800, m, d);
 }
 
 /* The UTF-8 of QPV code points (no surrogates, <= 0x10FFFF), one per
@@ -321,31 +302,11 @@ EN(ladder)(vec w16, vec probe, vec not7f, vec not7ff, uint8_t *d)
     return EN(enc3)(w16, d);
 }
 
-/* UPV surrogate-free UCS2 units -> their UTF-8 at d.
- *
- * At 256 bits the step is chosen from the one movemask enc3 indexes its
- * rows by, and its compares are shared with the step: two vptests fewer a
- * vector, which counts where 256-bit operations are split in two (long
- * CJK text gains; Cyrillic, whose vectors alternate between the 2- and
- * 3-byte steps, is even).  At 128 bits, where a block is two vectors and
- * so two such branches, the mask resolves too late for them: the ladder's
- * early vptests mispredict for less there. */
+/* UPV surrogate-free UCS2 units -> their UTF-8 at d */
 EN_INL size_t
 EN(ucs2v)(vec v, uint8_t *d)
 {
-    vec lt80, lt800;
-    uint64_t m;
-    if (NLANE == 1)
-        return EN(ladder)(v, v, vk(HFF80), vk(HF800), d);
-    ENC3_MASKS(v, lt80, lt800, m);
-    if (!m) {
-        vsthalf(d, vnarrow16(v));
-        return UPV;
-    }
-    /* the high bit of each unit's pair: ">= 0x800" */
-    if (!(m & (UNIT_BITS & 0xAAAAAAAAu)))
-        return EN(enc2m)(v, lt80, d);
-    return EN(enc3m)(v, lt80, lt800, m, d);
+    return EN(ladder)(v, v, vk(HFF80), vk(HF800), d);
 }
 
 /* UPV surrogate-free UCS4 units in a, b below U+10000 -> their UTF-8 at d
@@ -674,8 +635,6 @@ const u8p_kernels ENC_TABLE = {
 #undef UPV
 #undef QPV
 #undef NLANE
-#undef UNIT_BITS
-#undef ENC3_MASKS
 #undef EN
 #undef EN_INL
 /* the parameters: the next instantiation defines its own */
