@@ -1,4 +1,4 @@
-"""utf8pfx's encode kernels against simdutf, kernel level, in C: the driver.
+"""utf8pfx's encode and decode kernels against simdutf, kernel level, in C: the driver.
 
     python3 bench/vs_simdutf.py --simdutf-src DIR [--repeats N] [--build-dir DIR]
     SIMDUTF_SRC=DIR python3 bench/vs_simdutf.py
@@ -15,7 +15,9 @@ The driver
      setup.py's flags (plus CPython's -DNDEBUG -fwrapv), simdutf.cpp and the
      harness bench/c/vs_simdutf.cpp with g++ -O3, then links them;
   3. runs the harness, which checks that every contender gives CPython's
-     bytes and prints the table (ns per string, best of --repeats).
+     bytes and prints the table (ns per string, best of --repeats), then
+     the decoders' table (UTF-8 back to each str's storage, validated;
+     every contender must give the str's code units).
 
 Workloads (long ones: --nstr strings of --n-cp code points, each cut from
 the records of one kind joined by "\\n" (paragraphs) or " " (emoji records),

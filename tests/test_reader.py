@@ -299,6 +299,35 @@ def test_long_ascii_one_non_ascii_sequence_anywhere(level):
                     assert long_ascii_ours(p, errors) == long_ascii_cpython(p, errors), (n, pos, ins, errors)
 
 
+def test_long_mostly_ascii_is_resumed_where_the_ascii_copy_stopped(level):
+    """The copy stops at the block of the first non-ASCII byte and the rest is
+    decoded from there: a Latin-1 character first, then a second sequence
+    later (valid, beyond U+00FF, or invalid), in the same block or far
+    after it; the str and the errors are CPython's."""
+    rng = random.Random(12)
+    firsts = ["é".encode(), "ÿ".encode(), "\x80".encode("latin-1")]
+    seconds = [b"", "à".encode(), "Ж".encode(), "中".encode(), b"\x80", b"\xc3", b"\xc0\x80",
+               b"\xf0\x9f"]
+    for n in (200, 1000, 4097):
+        base = ascii_bytes(rng, n)
+        for first in firsts:
+            for gap in (0, 1, 31, 200, n):
+                pos = rng.randrange(64, n // 2)
+                for second in seconds:
+                    at = min(pos + len(first) + gap, n - 9 - len(second))
+                    if at < pos + len(first):
+                        continue
+                    p = bytearray(base)
+                    p[pos:pos + len(first)] = first
+                    p[at:at + len(second)] = second
+                    p = bytes(p)
+                    for errors in ("strict", "replace"):
+                        ours = long_ascii_ours(p, errors)
+                        assert ours == long_ascii_cpython(p, errors), (n, pos, first, at, second)
+                        if isinstance(ours, str):
+                            assert ours.isascii() == p.isascii()
+
+
 def test_long_ascii_non_ascii_byte_in_the_probed_ends(level):
     """A non-ASCII byte in the first 64 or last 8 bytes skips the fused path."""
     rng = random.Random(13)

@@ -226,6 +226,16 @@ MUTANTS = [
      "    n2 = 12 + (size_t)__builtin_popcountll(m & 0x55FFFF);",
      "the UCS2 3-byte step counts a 3-byte sequence of its fourth quarter as 2 bytes "
      "(the last stores land early)"),
+    ("M66", "csrc/reader/reader.c",
+     "                memcpy(PyUnicode_1BYTE_DATA(s), p, r);",
+     "                memcpy(PyUnicode_1BYTE_DATA(s), p, r ? r - 1 : 0);",
+     "a mostly-ASCII payload resumed after the ASCII copy loses the last byte of the "
+     "copied part"),
+    ("M67", "csrc/kernels/x86/decode_x86_impl.h",
+     "    return vmhigh(acc) ? last : n;",
+     "    return vmhigh(acc) ? n - 1 : n;",
+     "copy_ascii's last part says the payload is ASCII up to its last byte when it "
+     "is not"),
 ]
 
 # The README's test command (the default set: pyproject's addopts leave the

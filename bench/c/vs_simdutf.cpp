@@ -1,7 +1,9 @@
 /*
  * utf8pfx's encode kernels against simdutf's converters, kernel level, no
  * Python: ns per string of "exact UTF-8 length, then encode into a buffer"
- * on the same real-world strings, in one process, contenders interleaved.
+ * on the same real-world strings, in one process, contenders interleaved;
+ * then the decoders the other way (UTF-8 back into each str's storage,
+ * validated: dec_table below; --no-decode leaves it out).
  *
  * Normally run through the driver, which prepares the inputs, amalgamates
  * and builds simdutf in a temporary folder and compiles this file:
@@ -88,6 +90,7 @@
 #include <string>
 #include <vector>
 
+#include "decode.h"
 #include "kernels.h"
 #include "simdutf.h"
 
@@ -490,6 +493,237 @@ median(std::vector<double> v)
     return v.empty() ? 0 : v[v.size() / 2];
 }
 
+
+/* ---- decoders: validate and transcode UTF-8 into the str's storage ---- */
+
+/* the reader's test before its fused ASCII copy (three bytes) */
+inline bool
+ascii_likely(const uint8_t *p, size_t n)
+{
+    return n == 0 || !((p[0] | p[n >> 1] | p[n - 1]) & 0x80);
+}
+
+/* What BufferReader does with a payload of 64 bytes or more (reader.c,
+ * strict): the fused ASCII copy when the payload looks ASCII (resumed
+ * where it stopped when it is not), then, where
+ * the table has them, prescan and the validating Latin-1 transcode, else
+ * the validating scan (code points, the storage class) and the transcode
+ * into that class.  The class is found here, not given: simdutf is told
+ * the target.  Returns the code points written; 0 on invalid input. */
+inline size_t
+u8p_dec_one(const u8p_dec_kernels *k, const Str &s, uint8_t *dst)
+{
+    const uint8_t *p = s.ref;
+    size_t n = s.u8len;
+    u8p_scan_result r;
+    if (n >= 64 && k->copy_ascii && ascii_likely(p, n)) {
+        size_t r = k->copy_ascii(p, n, dst), ncp;
+        if (r == n)
+            return n;
+        if (k->prescan) {
+            /* resumed at r; [0, r) copied again, as the reader copies it
+             * into the new str */
+            uint8_t maxb = k->prescan(p + r, n - r, &ncp);
+            if (maxb >= 0x80 && maxb < 0xC4) {
+                std::memcpy(dst, p, r);
+                if (k->to_ucs1_checked(p + r, n - r, dst + r, ncp) == U8P_DEC_OK)
+                    return r + ncp;
+            }
+            goto scan;
+        }
+    }
+    if (n >= 64 && k->prescan) {
+        size_t ncp;
+        uint8_t maxb = k->prescan(p, n, &ncp);
+        if (maxb < 0x80) {
+            std::memcpy(dst, p, n);
+            return n;
+        }
+        if (maxb < 0xC4 && k->to_ucs1_checked(p, n, dst, ncp) == U8P_DEC_OK)
+            return ncp;
+    }
+scan:
+    if (k->scan(p, n, 0, &r) != U8P_DEC_OK)
+        return 0;
+    if (r.maxchar <= 0xFF)
+        return k->to_ucs1(p, n, dst);
+    if (r.maxchar <= 0xFFFF)
+        return k->to_ucs2(p, n, (uint16_t *)dst);
+    return k->to_ucs4(p, n, (uint32_t *)dst);
+}
+
+/* simdutf's count, then its validating converter into the storage the
+ * workload's kind names (returns 0 on invalid input) */
+template <int KIND>
+inline size_t
+sd_dec_one(const Str &s, uint8_t *dst)
+{
+    const char *p = (const char *)s.ref;
+    size_t n = s.u8len, len, w;
+    if (KIND == 1) {
+        len = simdutf::latin1_length_from_utf8(p, n);
+        w = simdutf::convert_utf8_to_latin1(p, n, (char *)dst);
+    } else if (KIND == 2) {
+        len = simdutf::utf16_length_from_utf8(p, n);
+        w = simdutf::convert_utf8_to_utf16le(p, n, (char16_t *)dst);
+    } else {
+        len = simdutf::utf32_length_from_utf8(p, n);
+        w = simdutf::convert_utf8_to_utf32(p, n, (char32_t *)dst);
+    }
+    return (len == w) ? w : 0;
+}
+
+struct DContender {
+    std::string label;
+    const u8p_dec_kernels *k; /* nullptr: simdutf */
+};
+
+template <int KIND>
+double
+dec_run_kind(const DContender &c, const Workload &w, uint8_t *dst, long rounds)
+{
+    const u8p_dec_kernels *k = c.k;
+    /* loop() offsets dst by the prefix room; a decoder's output is a new
+     * str's data, 16-byte aligned or 8 mod 16: the offset is taken back */
+    if (k)
+        return loop(w, dst, rounds,
+                    [k](const Str &s, uint8_t *d) { return u8p_dec_one(k, s, d - s.pfx); });
+    return loop(w, dst, rounds,
+                [](const Str &s, uint8_t *d) { return sd_dec_one<KIND>(s, d - s.pfx); });
+}
+
+double
+dec_run(const DContender &c, const Workload &w, uint8_t *dst, long rounds)
+{
+    if (w.kind == 1)
+        return dec_run_kind<1>(c, w, dst, rounds);
+    if (w.kind == 2)
+        return dec_run_kind<2>(c, w, dst, rounds);
+    return dec_run_kind<4>(c, w, dst, rounds);
+}
+
+/* every decoder on every string: the code points and the storage must be
+ * the str's own, nothing written past them */
+void
+dec_verify(const std::vector<DContender> &cs, const Workload &w, uint8_t *buf, size_t cap)
+{
+    for (const DContender &c : cs) {
+        for (size_t i = 0; i < w.s.size(); i++) {
+            const Str &s = w.s[i];
+            size_t bytes = s.n * (size_t)w.kind, got;
+            std::memset(buf, 0xA5, cap);
+            got = c.k ? u8p_dec_one(c.k, s, buf)
+                      : (w.kind == 1 ? sd_dec_one<1>(s, buf)
+                         : w.kind == 2 ? sd_dec_one<2>(s, buf) : sd_dec_one<4>(s, buf));
+            char msg[256];
+            std::snprintf(msg, sizeof msg, "%s, %s string %zu", c.label.c_str(), w.name.c_str(), i);
+            if (got != s.n)
+                die("decoder returned the wrong number of code points", msg);
+            if (std::memcmp(buf, s.units, bytes) != 0)
+                die("decoded code units differ from the str's", msg);
+            for (size_t j = bytes; j < cap; j++)
+                if (buf[j] != 0xA5)
+                    die("decoder wrote past the str's storage", msg);
+        }
+    }
+}
+
+/* The decode table: every decoder table the CPU runs against simdutf's
+ * validating converters; returns whether every long row is no slower. */
+bool
+dec_table(const std::vector<Workload> &ws, int repeats, double min_loop)
+{
+    const u8p_dec_kernels *def = u8p_select_dec_kernels(nullptr);
+    std::vector<DContender> cs;
+    int def_idx = -1;
+    for (int lv = U8P_ISA_SCALAR; lv < U8P_ISA_COUNT; lv++) {
+        const u8p_dec_kernels *t[4];
+        int nt = u8p_dec_kernels_variants((u8p_isa)lv, t, 4);
+        for (int j = 0; j < nt; j++) {
+            if (t[j] == def)
+                def_idx = (int)cs.size();
+            std::string id = t[j]->name;
+            if (lv == U8P_ISA_AVX512 && nt > 1)
+                id += j == 0 ? "_vbmi2" : "_bw";
+            cs.push_back({id, t[j]});
+        }
+    }
+    if (def_idx < 0)
+        die("internal: the default decoder table is not one of the levels");
+    int sd_idx = (int)cs.size();
+    cs.push_back({"simdutf", nullptr});
+
+    size_t cap = 0;
+    for (const Workload &w : ws)
+        for (const Str &s : w.s)
+            cap = std::max(cap, s.n * (size_t)w.kind + 64);
+    uint8_t *buf = (uint8_t *)std::aligned_alloc(64, (cap + 63) / 64 * 64 + 64);
+    if (!buf)
+        die("out of memory");
+    for (const Workload &w : ws)
+        dec_verify(cs, w, buf, cap);
+
+    std::printf("\ndecoders: UTF-8 -> the str's storage, validated; utf8pfx as BufferReader "
+                "does it (fused ASCII copy, prescan + validating Latin-1, else scan + "
+                "transcode: it finds the storage class itself), default table %s; simdutf: "
+                "latin1/utf16/utf32_length_from_utf8 + convert_utf8_to_latin1 / "
+                "convert_utf8_to_utf16le / convert_utf8_to_utf32 (validating; told the "
+                "target)\n",
+                def->name);
+    std::printf("verified: every decoder gives the str's code units, nothing written past "
+                "them\n\n");
+    std::printf("%-20s %4s %5s %8s |", "workload", "kind", "nstr", "B/str");
+    for (const DContender &c : cs)
+        if (c.k)
+            std::printf(" %12s", (c.label + (c.k == def ? "*" : "")).c_str());
+    std::printf(" | %9s | %6s %6s %6s\n", "simdutf", "ratio", "med", "target");
+    bool all_met = true;
+    /* loop() adds the prefix room and dec_run_kind takes it back: every
+     * contender's output starts 64-byte aligned */
+    uint8_t *dst = buf;
+    for (const Workload &w : ws) {
+        size_t nc = cs.size();
+        std::vector<long> rounds(nc, 1);
+        std::vector<std::vector<double>> samples(nc);
+        for (size_t c = 0; c < nc; c++)
+            for (;;) {
+                double t = dec_run(cs[c], w, dst, rounds[c]) * (double)rounds[c] * (double)w.s.size();
+                if (t >= min_loop || rounds[c] >= (1L << 20))
+                    break;
+                rounds[c] *= 2;
+            }
+        for (int r = 0; r < repeats; r++)
+            for (size_t j = 0; j < nc; j++) {
+                size_t c = (j + (size_t)r) % nc;
+                samples[c].push_back(dec_run(cs[c], w, dst, rounds[c]));
+            }
+        std::vector<double> best(nc), med(nc);
+        for (size_t c = 0; c < nc; c++) {
+            best[c] = *std::min_element(samples[c].begin(), samples[c].end()) * 1e9;
+            med[c] = median(samples[c]) * 1e9;
+        }
+        double ratio = best[def_idx] / best[sd_idx], mratio = med[def_idx] / med[sd_idx];
+        bool met = ratio <= 1.0;
+        if (!w.is_short)
+            all_met = all_met && met;
+        std::printf("%-20s ucs%d %5zu %8zu |", w.name.c_str(), w.kind, w.s.size(),
+                    w.bytes / w.s.size());
+        for (size_t c = 0; c < nc; c++)
+            if (cs[c].k)
+                std::printf(" %12.1f", best[c]);
+        std::printf(" | %9.1f | %6.3f %6.3f %6s\n", best[sd_idx], ratio, mratio,
+                    w.is_short ? (met ? "(met)" : "(-)") : met ? "met" : "MISSED");
+        std::fflush(stdout);
+    }
+    std::printf("\ncolumns: ns per string, best of %d; ratio = utf8pfx default / simdutf "
+                "time (< 1: utf8pfx faster); target: long rows no slower than simdutf "
+                "(ratio <= 1.0; the short row is shown for scale: its payloads are below "
+                "the 64 bytes where the reader's long path starts)\n",
+                repeats);
+    std::printf("decode targets: %s\n", all_met ? "all met" : "some MISSED");
+    std::free(buf);
+    return all_met;
+}
 } // namespace
 
 int
@@ -497,19 +731,22 @@ main(int argc, char **argv)
 {
     const char *input = nullptr, *rev = "unknown";
     int repeats = 300;
+    bool no_decode = false;
     double min_loop = 20e-6;
     for (int i = 1; i < argc; i++) {
         if (!std::strcmp(argv[i], "--repeats") && i + 1 < argc)
             repeats = std::atoi(argv[++i]);
         else if (!std::strcmp(argv[i], "--simdutf-rev") && i + 1 < argc)
             rev = argv[++i];
+        else if (!std::strcmp(argv[i], "--no-decode"))
+            no_decode = true;
         else if (!std::strcmp(argv[i], "--min-loop-us") && i + 1 < argc)
             min_loop = std::atof(argv[++i]) * 1e-6;
         else if (argv[i][0] != '-' && !input)
             input = argv[i];
         else {
             std::fprintf(stderr, "usage: %s INPUT.bin [--repeats N] [--min-loop-us US] "
-                                 "[--simdutf-rev TEXT]\n", argv[0]);
+                                 "[--simdutf-rev TEXT] [--no-decode]\n", argv[0]);
             return 2;
         }
     }
@@ -650,5 +887,7 @@ main(int argc, char **argv)
                 "target: long rows ratio <= 0.833 (1.2x faster), short rows <= 1.0\n",
                 def->name);
     std::printf("targets: %s\n", all_met ? "all met" : "some MISSED");
+    if (!no_decode)
+        dec_table(ws, repeats, min_loop);
     return 0;
 }

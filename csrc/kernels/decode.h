@@ -45,10 +45,13 @@
  *
  *   copy_ascii(src, n, dst)
  *       The long-ASCII read in one pass: copies src to dst while OR-ing the
- *       bytes, and returns 1 iff every byte is below 0x80 (the payload is
- *       then valid ASCII: n code points, dst holds them).  Returns 0 as soon
- *       as a block holds a byte >= 0x80; dst then holds garbage (any of
- *       [dst, dst+n) may have been written).  Any n, any bytes.
+ *       bytes, and returns n iff every byte is below 0x80 (the payload is
+ *       then valid ASCII: n code points, dst holds them).  It stops at the
+ *       first block that holds a byte >= 0x80 and returns that block's
+ *       start r < n: src[0, r) is ASCII and copied to dst[0, r), the byte is
+ *       in src[r, r + 256), and the rest of [dst, dst+n) holds garbage.  So
+ *       a payload that turns out not to be ASCII is resumed at r, not read
+ *       again from the start.  Any n, any bytes.
  *
  * No kernel reads outside [src, src+n) or writes outside [dst, dst+ncp).
  * A SIMD kernel that meets an error defers to the scalar scan for the exact
@@ -102,7 +105,7 @@ typedef struct u8p_dec_kernels {
     uint8_t (*prescan)(const uint8_t *src, size_t n, size_t *ncp);
     u8p_dec_status (*to_ucs1_checked)(const uint8_t *src, size_t n, uint8_t *dst,
                                       size_t cap);
-    int (*copy_ascii)(const uint8_t *src, size_t n, uint8_t *dst);
+    size_t (*copy_ascii)(const uint8_t *src, size_t n, uint8_t *dst);
     /* the reader's one-pass short decoder (n <= U8P_DEC_SHORT_MAX): takes
      * what u8p_dec_short in decode_short.h takes, and writes the code points
      * straight into the caller's object, in its width (u8p_dec_alloc);
@@ -130,7 +133,7 @@ u8p_dec_status u8p_dec_scan_scalar(const uint8_t *src, size_t n,
 
 /* The scalar copy_ascii (8 bytes a step), also the short end of the SIMD
  * ones. */
-int u8p_dec_copy_ascii_scalar(const uint8_t *src, size_t n, uint8_t *dst);
+size_t u8p_dec_copy_ascii_scalar(const uint8_t *src, size_t n, uint8_t *dst);
 
 extern const u8p_dec_kernels u8p_dec_kernels_scalar;
 #if U8P_X86_SIMD

@@ -608,14 +608,34 @@ decode_payload(const rd_ctx *c, Py_ssize_t off, Py_ssize_t n)
     }
     if (n >= 64 && u8p_D->copy_ascii != NULL && ascii_likely(p, (size_t)n)) {
         /* the str is allocated first and the check fused with the copy,
-         * one pass; the kernel stops at the first non-ASCII block and the
-         * str is dropped */
+         * one pass; the kernel stops at the first non-ASCII block */
+        size_t r;
         s = PyUnicode_New(n, 0x7F);
         if (s == NULL)
             return NULL;
-        if (u8p_D->copy_ascii(p, (size_t)n, PyUnicode_1BYTE_DATA(s)))
+        r = u8p_D->copy_ascii(p, (size_t)n, PyUnicode_1BYTE_DATA(s));
+        if (r == (size_t)n)
             return s;
         Py_DECREF(s);
+        /* mostly ASCII: [0, r) is ASCII, so the bytes below U+0100 are
+         * resumed at r (prescan and the validating transcode of the rest,
+         * the ASCII part copied), not read again from the start */
+        if (u8p_D->prescan != NULL) {
+            size_t ncp;
+            uint8_t maxb = u8p_D->prescan(p + r, (size_t)n - r, &ncp);
+            if (maxb >= 0x80 && maxb < 0xC4) {
+                s = PyUnicode_New((Py_ssize_t)(r + ncp), 0xFF);
+                if (s == NULL)
+                    return NULL;
+                memcpy(PyUnicode_1BYTE_DATA(s), p, r);
+                if (u8p_D->to_ucs1_checked(p + r, (size_t)n - r, PyUnicode_1BYTE_DATA(s) + r,
+                                           ncp)
+                    == U8P_DEC_OK)
+                    return s;
+                Py_DECREF(s); /* invalid: the scan below finds the error */
+            }
+            goto scan;
+        }
     }
     if (n >= 64 && u8p_D->prescan != NULL) {
         /* code points < U+0100: validation fused with the transcode */
@@ -637,6 +657,7 @@ decode_payload(const rd_ctx *c, Py_ssize_t off, Py_ssize_t n)
             Py_DECREF(s); /* invalid: the scan below finds the error */
         }
     }
+scan:
     /* MUTF-8: surrogate forms are paired by the MUTF-8 routine, not passed */
     st = u8p_D->scan(p, (size_t)n, c->eh == U8P_ERR_SURROGATEPASS && c->enc == U8P_ENC_UTF8,
                      &r);

@@ -180,11 +180,10 @@ scalar_to_ucs1(const uint8_t *s, size_t n, uint8_t *d)
 DEFINE_SCALAR_TO(scalar_to_ucs2, uint16_t)
 DEFINE_SCALAR_TO(scalar_to_ucs4, uint32_t)
 
-int
+size_t
 u8p_dec_copy_ascii_scalar(const uint8_t *s, size_t n, uint8_t *d)
 {
     size_t i = 0;
-    uint8_t acc = 0;
     while (i + 32 <= n) {
         uint64_t a = load64(s + i), b = load64(s + i + 8), c = load64(s + i + 16),
                  e = load64(s + i + 24);
@@ -193,18 +192,21 @@ u8p_dec_copy_ascii_scalar(const uint8_t *s, size_t n, uint8_t *d)
         memcpy(d + i + 16, &c, 8);
         memcpy(d + i + 24, &e, 8);
         if ((a | b | c | e) & HI8)
-            return 0;
+            return i;
         i += 32;
     }
     for (; i + 8 <= n; i += 8) {
         uint64_t a = load64(s + i);
         memcpy(d + i, &a, 8);
         if (a & HI8)
-            return 0;
+            return i;
     }
-    for (; i < n; i++)
-        acc |= (d[i] = s[i]);
-    return acc < 0x80;
+    for (; i < n; i++) {
+        if (s[i] >= 0x80)
+            return i;
+        d[i] = s[i];
+    }
+    return n;
 }
 
 const u8p_dec_kernels u8p_dec_kernels_scalar = {

@@ -147,11 +147,12 @@ DN(scan)(const uint8_t *s, size_t n, int allow_surr, u8p_scan_result *res)
 #if DEC_SCAN_AND_UCS4
 /* copy_ascii (decode.h): 4 vectors a step, stored, then tested; the last
  * partial step is one vector at a time and the end one overlapping vector
- * (n >= VW), so nothing is written outside [d, d+n) */
-U8P_DT static int
+ * (n >= VW), so nothing is written outside [d, d+n).  A failing step
+ * returns its start; the last part, tested as a whole, returns its own. */
+U8P_DT static size_t
 DN(copy_ascii)(const uint8_t *s, size_t n, uint8_t *d)
 {
-    size_t i = 0;
+    size_t i = 0, last;
     vec acc;
     if (n < VW)
         return u8p_dec_copy_ascii_scalar(s, n, d);
@@ -163,8 +164,9 @@ DN(copy_ascii)(const uint8_t *s, size_t n, uint8_t *d)
         vst(d + i + 2 * VW, c);
         vst(d + i + 3 * VW, e);
         if (vmhigh(vor(vor(a, b), vor(c, e))))
-            return 0;
+            return i;
     }
+    last = i;
     acc = vzero();
     for (; i + VW <= n; i += VW) {
         vec a = vld(s + i);
@@ -176,7 +178,7 @@ DN(copy_ascii)(const uint8_t *s, size_t n, uint8_t *d)
         vst(d + n - VW, a);
         acc = vor(acc, a);
     }
-    return !vmhigh(acc);
+    return vmhigh(acc) ? last : n;
 }
 #endif
 
