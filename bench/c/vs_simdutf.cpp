@@ -88,6 +88,7 @@
 #include <cstring>
 #include <ctime>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "decode.h"
@@ -272,14 +273,23 @@ run_kind(const Contender &c, const Workload &w, uint8_t *dst, long rounds)
     }
 }
 
+/* f(std::integral_constant<int, KIND>) for the workload's kind: one
+ * instantiation per storage width */
+template <class F>
+double
+by_kind(int kind, F f)
+{
+    if (kind == 1)
+        return f(std::integral_constant<int, 1>());
+    if (kind == 2)
+        return f(std::integral_constant<int, 2>());
+    return f(std::integral_constant<int, 4>());
+}
+
 double
 run(const Contender &c, const Workload &w, uint8_t *dst, long rounds)
 {
-    if (w.kind == 1)
-        return run_kind<1>(c, w, dst, rounds);
-    if (w.kind == 2)
-        return run_kind<2>(c, w, dst, rounds);
-    return run_kind<4>(c, w, dst, rounds);
+    return by_kind(w.kind, [&](auto k) { return run_kind<decltype(k)::value>(c, w, dst, rounds); });
 }
 
 /* ---- input ---- */
@@ -595,11 +605,8 @@ dec_run_kind(const DContender &c, const Workload &w, uint8_t *dst, long rounds)
 double
 dec_run(const DContender &c, const Workload &w, uint8_t *dst, long rounds)
 {
-    if (w.kind == 1)
-        return dec_run_kind<1>(c, w, dst, rounds);
-    if (w.kind == 2)
-        return dec_run_kind<2>(c, w, dst, rounds);
-    return dec_run_kind<4>(c, w, dst, rounds);
+    return by_kind(w.kind,
+                   [&](auto k) { return dec_run_kind<decltype(k)::value>(c, w, dst, rounds); });
 }
 
 /* every decoder on every string: the code points and the storage must be
@@ -612,9 +619,9 @@ dec_verify(const std::vector<DContender> &cs, const Workload &w, uint8_t *buf, s
             const Str &s = w.s[i];
             size_t bytes = s.n * (size_t)w.kind, got;
             std::memset(buf, 0xA5, cap);
-            got = c.k ? u8p_dec_one(c.k, s, buf)
-                      : (w.kind == 1 ? sd_dec_one<1>(s, buf)
-                         : w.kind == 2 ? sd_dec_one<2>(s, buf) : sd_dec_one<4>(s, buf));
+            got = c.k ? u8p_dec_one(c.k, s, buf) : (size_t)by_kind(w.kind, [&](auto k) {
+                return (double)sd_dec_one<decltype(k)::value>(s, buf);
+            });
             char msg[256];
             std::snprintf(msg, sizeof msg, "%s, %s string %zu", c.label.c_str(), w.name.c_str(), i);
             if (got != s.n)
