@@ -227,8 +227,8 @@ MUTANTS = [
      "the UCS2 3-byte step counts a 3-byte sequence of its fourth quarter as 2 bytes "
      "(the last stores land early)"),
     ("M66", "csrc/reader/reader.c",
-     "                memcpy(PyUnicode_1BYTE_DATA(s), p, r);",
-     "                memcpy(PyUnicode_1BYTE_DATA(s), p, r ? r - 1 : 0);",
+     "            memcpy(PyUnicode_1BYTE_DATA(s), p, lead);",
+     "            memcpy(PyUnicode_1BYTE_DATA(s), p, lead ? lead - 1 : 0);",
      "a mostly-ASCII payload resumed after the ASCII copy loses the last byte of the "
      "copied part"),
     ("M67", "csrc/kernels/x86/decode_x86_impl.h",

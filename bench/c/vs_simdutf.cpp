@@ -526,33 +526,27 @@ u8p_dec_one(const u8p_dec_kernels *k, const Str &s, uint8_t *dst)
     const uint8_t *p = s.ref;
     size_t n = s.u8len;
     u8p_scan_result r;
+    size_t lead = 0;
     if (n >= 64 && k->copy_ascii && ascii_likely(p, n)) {
-        size_t r = k->copy_ascii(p, n, dst), ncp;
-        if (r == n)
+        lead = k->copy_ascii(p, n, dst);
+        if (lead == n)
             return n;
-        if (k->prescan) {
-            /* resumed at r; [0, r) copied again, as the reader copies it
-             * into the new str */
-            uint8_t maxb = k->prescan(p + r, n - r, &ncp);
-            if (maxb >= 0x80 && maxb < 0xC4) {
-                std::memcpy(dst, p, r);
-                if (k->to_ucs1_checked(p + r, n - r, dst + r, ncp) == U8P_DEC_OK)
-                    return r + ncp;
-            }
-            goto scan;
-        }
     }
     if (n >= 64 && k->prescan) {
         size_t ncp;
-        uint8_t maxb = k->prescan(p, n, &ncp);
+        uint8_t maxb = k->prescan(p + lead, n - lead, &ncp);
         if (maxb < 0x80) {
             std::memcpy(dst, p, n);
             return n;
         }
-        if (maxb < 0xC4 && k->to_ucs1_checked(p, n, dst, ncp) == U8P_DEC_OK)
-            return ncp;
+        if (maxb < 0xC4) {
+            /* [0, lead) copied again, as the reader copies it into the new
+             * str */
+            std::memcpy(dst, p, lead);
+            if (k->to_ucs1_checked(p + lead, n - lead, dst + lead, ncp) == U8P_DEC_OK)
+                return lead + ncp;
+        }
     }
-scan:
     if (k->scan(p, n, 0, &r) != U8P_DEC_OK)
         return 0;
     if (r.maxchar <= 0xFF)

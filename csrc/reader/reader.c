@@ -560,6 +560,7 @@ decode_payload(const rd_ctx *c, Py_ssize_t off, Py_ssize_t n)
     u8p_dec_status st;
     PyObject *s;
     const char *ename;
+    size_t lead = 0; /* bytes known ASCII and already checked */
 
     if (n == 0)
         return PyUnicode_New(0, 0);
@@ -608,39 +609,21 @@ decode_payload(const rd_ctx *c, Py_ssize_t off, Py_ssize_t n)
     }
     if (n >= 64 && u8p_D->copy_ascii != NULL && ascii_likely(p, (size_t)n)) {
         /* the str is allocated first and the check fused with the copy,
-         * one pass; the kernel stops at the first non-ASCII block */
-        size_t r;
+         * one pass; the kernel stops at the first non-ASCII block, and
+         * what it copied, [0, lead), is ASCII: not read again below */
         s = PyUnicode_New(n, 0x7F);
         if (s == NULL)
             return NULL;
-        r = u8p_D->copy_ascii(p, (size_t)n, PyUnicode_1BYTE_DATA(s));
-        if (r == (size_t)n)
+        lead = u8p_D->copy_ascii(p, (size_t)n, PyUnicode_1BYTE_DATA(s));
+        if (lead == (size_t)n)
             return s;
         Py_DECREF(s);
-        /* mostly ASCII: [0, r) is ASCII, so the bytes below U+0100 are
-         * resumed at r (prescan and the validating transcode of the rest,
-         * the ASCII part copied), not read again from the start */
-        if (u8p_D->prescan != NULL) {
-            size_t ncp;
-            uint8_t maxb = u8p_D->prescan(p + r, (size_t)n - r, &ncp);
-            if (maxb >= 0x80 && maxb < 0xC4) {
-                s = PyUnicode_New((Py_ssize_t)(r + ncp), 0xFF);
-                if (s == NULL)
-                    return NULL;
-                memcpy(PyUnicode_1BYTE_DATA(s), p, r);
-                if (u8p_D->to_ucs1_checked(p + r, (size_t)n - r, PyUnicode_1BYTE_DATA(s) + r,
-                                           ncp)
-                    == U8P_DEC_OK)
-                    return s;
-                Py_DECREF(s); /* invalid: the scan below finds the error */
-            }
-            goto scan;
-        }
     }
     if (n >= 64 && u8p_D->prescan != NULL) {
-        /* code points < U+0100: validation fused with the transcode */
+        /* code points < U+0100: validation fused with the transcode, from
+         * lead on (the ASCII before it is copied) */
         size_t ncp;
-        uint8_t maxb = u8p_D->prescan(p, (size_t)n, &ncp);
+        uint8_t maxb = u8p_D->prescan(p + lead, (size_t)n - lead, &ncp);
         if (maxb < 0x80) {
             s = PyUnicode_New(n, 0x7F);
             if (s != NULL)
@@ -648,16 +631,17 @@ decode_payload(const rd_ctx *c, Py_ssize_t off, Py_ssize_t n)
             return s;
         }
         if (maxb < 0xC4) {
-            s = PyUnicode_New((Py_ssize_t)ncp, 0xFF);
+            s = PyUnicode_New((Py_ssize_t)(lead + ncp), 0xFF);
             if (s == NULL)
                 return NULL;
-            if (u8p_D->to_ucs1_checked(p, (size_t)n, PyUnicode_1BYTE_DATA(s), ncp)
+            memcpy(PyUnicode_1BYTE_DATA(s), p, lead);
+            if (u8p_D->to_ucs1_checked(p + lead, (size_t)n - lead,
+                                       PyUnicode_1BYTE_DATA(s) + lead, ncp)
                 == U8P_DEC_OK)
                 return s;
             Py_DECREF(s); /* invalid: the scan below finds the error */
         }
     }
-scan:
     /* MUTF-8: surrogate forms are paired by the MUTF-8 routine, not passed */
     st = u8p_D->scan(p, (size_t)n, c->eh == U8P_ERR_SURROGATEPASS && c->enc == U8P_ENC_UTF8,
                      &r);
