@@ -236,6 +236,16 @@ MUTANTS = [
      "    return vmhigh(acc) ? n - 1 : n;",
      "copy_ascii's last part says the payload is ASCII up to its last byte when it "
      "is not"),
+    ("M68", "csrc/kernels/x86/decode_x86.c",
+     "        bad |= (SHORT_MASK(IS_ED) & l3) << 1 & cont & ~lt_a0;  /* ED A0..BF */",
+     "        bad |= (SHORT_MASK(IS_ED) & l3) << 1 & cont & lt_a0;  /* ED A0..BF */",
+     "the AVX2 short decoder lets an encoded surrogate (ED A0..BF) through and "
+     "refuses ED 80..9F"),
+    ("M69", "csrc/kernels/x86/decode_x86.c",
+     "    hi = SHORT_MASK(MSB) & live;",
+     "    hi = SHORT_MASK(MSB);",
+     "the AVX2 short decoder takes a non-ASCII byte it may read after the payload "
+     "as the payload's"),
 ]
 
 # The README's test command (the default set: pyproject's addopts leave the

@@ -108,15 +108,18 @@ typedef struct u8p_dec_kernels {
     size_t (*copy_ascii)(const uint8_t *src, size_t n, uint8_t *dst);
     /* the reader's one-pass short decoder (n <= U8P_DEC_SHORT_MAX): takes
      * what u8p_dec_short in decode_short.h takes, and writes the code points
-     * straight into the caller's object, in its width (u8p_dec_alloc);
-     * NULL: use that inline one */
-    ptrdiff_t (*dec_short)(const uint8_t *src, size_t n, u8p_dec_alloc alloc, void *ctx);
+     * straight into the caller's object, in its width (u8p_dec_alloc).
+     * avail >= n: the bytes from src on that may be read (the rest of the
+     * caller's buffer); a kernel may load past n within them, to spare a
+     * copy, but takes nothing from there.  NULL: use that inline one */
+    ptrdiff_t (*dec_short)(const uint8_t *src, size_t n, size_t avail, u8p_dec_alloc alloc,
+                           void *ctx);
 } u8p_dec_kernels;
 
 /* The reader calls a table's dec_short from this many bytes on, the inline
- * one below.  The AVX-512 VBMI one has a fixed latency (one chain of mask,
- * compress, permute, lzcnt and multiply-add steps); the inline loop costs
- * a little per byte, and beats it up to a dozen bytes or so only while the
+ * one below.  The vector ones (AVX-512 VBMI, AVX2) have a fixed latency
+ * (one chain of mask, compaction and arithmetic steps); the inline loop
+ * costs a little per byte, and beats it up to a dozen bytes or so only while the
  * branch predictor knows the payloads.  On real mixed names it does not:
  * read_strings of names is slower with the cut at 16 bytes than with
  * none, and no slower with it at 6, which keeps payloads of one or two

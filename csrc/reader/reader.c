@@ -593,7 +593,8 @@ decode_payload(const rd_ctx *c, Py_ssize_t off, Py_ssize_t n)
             /* the table's own, straight into the str (n >= 3: never one
              * Latin-1 character, which would want CPython's singleton) */
             PyObject *made = NULL;
-            ptrdiff_t k = u8p_D->dec_short(p, (size_t)n, new_str_room, &made);
+            ptrdiff_t k = u8p_D->dec_short(p, (size_t)n, (size_t)(c->len - off), new_str_room,
+                                           &made);
             if (k >= 0)
                 return made;
             if (k == -2)

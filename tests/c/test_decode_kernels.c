@@ -29,6 +29,8 @@
  * with 0xA5 before each call, so a byte written outside what it asked for
  * shows, with as much on both sides as a stray 64-byte store could reach. */
 #define SHORT_ROOM_PAD 64
+/* readable bytes after the payload in the second call of a table's dec_short */
+#define SHORT_AFTER 96
 static struct {
     uint8_t buf[SHORT_ROOM_PAD + U8P_DEC_SHORT_MAX * 4 + SHORT_ROOM_PAD];
     uint8_t *at;
@@ -210,17 +212,30 @@ check_dec(const uint8_t *bytes, size_t n, const char *label, const uint32_t *wan
             shorts++;
             /* and each table's own (vector) short decoder, the same way:
              * it asks for room (short_room) and writes there in the width */
-            for (t = 0; t < ntables; t++) {
-                const u8p_dec_kernels *K = (const u8p_dec_kernels *)tables[t].table;
-                const char *tn = tt_short(tables[t].sym);
-                size_t q;
-                if (!tables[t].run || K->dec_short == NULL)
+            for (t = 0; t < 2 * ntables; t++) {
+                const u8p_dec_kernels *K = (const u8p_dec_kernels *)tables[t / 2].table;
+                const char *tn = tt_short(tables[t / 2].sym);
+                /* twice: the payload at the end of readable memory (avail
+                 * n), then followed by bytes it may read but must not take
+                 * (continuation and lead bytes that would change the
+                 * result if they were taken) */
+                static uint8_t padded[U8P_DEC_SHORT_MAX + SHORT_AFTER];
+                const uint8_t *in = src;
+                size_t q, avail = n;
+                if (!tables[t / 2].run || K->dec_short == NULL)
                     continue;
+                if (t & 1) {
+                    memcpy(padded, src, n);
+                    for (q = n; q < sizeof padded; q++)
+                        padded[q] = (uint8_t)(q & 1 ? 0x80 : 0xE2);
+                    in = padded;
+                    avail = n + SHORT_AFTER;
+                }
                 guard_cur_level = tn;
                 memset(room.buf, 0xA5, sizeof room.buf);
                 room.at = room.buf + SHORT_ROOM_PAD;
                 room.asked = 0;
-                k = K->dec_short(src, n, short_room, &room);
+                k = K->dec_short(in, n, avail, short_room, &room);
                 if ((k >= 0) != (rs == U8P_DEC_OK))
                     fail(tn, "short accepts (got) vs scan", label, n, surr, k >= 0, rs);
                 else if (k >= 0 && !room.asked)
@@ -257,7 +272,7 @@ check_dec(const uint8_t *bytes, size_t n, const char *label, const uint32_t *wan
                             break;
                         }
                     /* and no room given: -2, nothing written */
-                    if (K->dec_short(src, n, short_no_room, NULL) != -2)
+                    if (K->dec_short(in, n, avail, short_no_room, NULL) != -2)
                         fail(tn, "short without room (want -2)", label, n, surr, -1, -2);
                 }
                 vshorts++;

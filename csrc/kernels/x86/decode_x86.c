@@ -39,6 +39,7 @@
 #include <string.h>
 
 #include "../decode.h"
+#include "../decode_short.h"
 #include "../generic/decode_inl.h"
 #include "x86_vec.h"
 
@@ -506,8 +507,9 @@ avx2_to_ucs1_checked(const uint8_t *s, size_t n, uint8_t *d, size_t cap)
 #define T_VBMI __attribute__((target("avx512f,avx512bw,avx512cd,avx512vbmi,avx512vbmi2,avx2,popcnt")))
 
 T_VBMI static ptrdiff_t
-vbmi_dec_short(const uint8_t *s, size_t n, u8p_dec_alloc alloc, void *ctx)
+vbmi_dec_short(const uint8_t *s, size_t n, size_t avail, u8p_dec_alloc alloc, void *ctx)
 {
+    (void)avail; /* the masked load reads the payload only */
     const uint64_t live = u8p_low_bits64(n);
     const __m512i b = _mm512_maskz_loadu_epi8(live, s);
     uint64_t hi = _mm512_movepi8_mask(b) & live, cont, lead, l2, l3, l4, ge_e0, ge_f0, req;
@@ -604,19 +606,231 @@ vbmi_dec_short(const uint8_t *s, size_t n, u8p_dec_alloc alloc, void *ctx)
     return bad ? -1 : (ptrdiff_t)k;
 }
 
+/*
+ * The reader's one-pass short decoder (decode_short.h has the contract and
+ * the scalar loop) in AVX2, for the CPUs without VBMI.  The scalar loop
+ * branches on every lead's length, and mixed-script names mispredict there
+ * several times per payload; here the work per payload does not depend on
+ * its bytes.  The loads read up to SHORT_READ bytes from the payload's
+ * start, past its end into the caller's buffer (avail), and take nothing
+ * from there; a payload too near the buffer's end is copied to a zeroed
+ * stack block first.  Masks of its bytes give the leads (not 10xxxxxx)
+ * and their lengths, and the structure is valid exactly when the
+ * continuation bytes are the ones the leads ask for, all inside the
+ * payload; the lead bytes C0, C1, E0 + 80..9F (overlong) and ED + A0..BF
+ * (surrogate) are refused from the masks too, so every value made is
+ * valid and none is checked.  The count and
+ * the class come from the masks, so the room is asked for first.  Then 16
+ * positions at a time: each 16-bit lane gets the code point of a sequence
+ * of one, two or three bytes that would start there (from loads at +0, +1,
+ * +2), and the lanes of leads are compacted (pshufb tables) into a stack
+ * block, narrowed to bytes for UCS1, and copied into the room.  A payload
+ * with a 4-byte sequence (or an F5..FF byte) takes the scalar loop: emoji
+ * are rare in names, and a 32-bit lane form would double the work of the
+ * rest.
+ */
+
+/* n <= 128 bytes from s to d, neither passed (overlapping moves) */
+static inline void
+copy_upto128(uint8_t *d, const uint8_t *s, size_t n)
+{
+    uint64_t a, b;
+    uint32_t x, y;
+    size_t i;
+    if (n >= 16) {
+        for (i = 0; i + 16 < n; i += 16)
+            memcpy(d + i, s + i, 16);
+        memcpy(d + n - 16, s + n - 16, 16);
+    }
+    else if (n >= 8) {
+        memcpy(&a, s, 8);
+        memcpy(&b, s + n - 8, 8);
+        memcpy(d, &a, 8);
+        memcpy(d + n - 8, &b, 8);
+    }
+    else if (n >= 4) {
+        memcpy(&x, s, 4);
+        memcpy(&y, s + n - 4, 4);
+        memcpy(d, &x, 4);
+        memcpy(d + n - 4, &y, 4);
+    }
+    else
+        for (i = 0; i < n; i++)
+            d[i] = s[i];
+}
+
+/* the scalar loop's result, written into the room in its width */
+static ptrdiff_t
+dec_short_via_scalar(const uint8_t *s, size_t n, u8p_dec_alloc alloc, void *ctx)
+{
+    uint32_t cps[U8P_DEC_SHORT_MAX], maxcp;
+    ptrdiff_t k = u8p_dec_short(s, n, cps, &maxcp), j;
+    void *d;
+    if (k < 0)
+        return -1;
+    d = alloc(ctx, (size_t)k, maxcp);
+    if (d == NULL)
+        return -2;
+    if (maxcp <= 0xFF)
+        for (j = 0; j < k; j++)
+            ((uint8_t *)d)[j] = (uint8_t)cps[j];
+    else if (maxcp <= 0xFFFF)
+        for (j = 0; j < k; j++)
+            ((uint16_t *)d)[j] = (uint16_t)cps[j];
+    else
+        memcpy(d, cps, (size_t)k * 4);
+    return k;
+}
+
+/* bytes from the payload's start the loads below read: 64 for the masks,
+ * 2 + 16 past the last step's start (48) for the sequences */
+#define SHORT_READ 66
+
+/* 64 bits: the bytes of the block where f (a byte compare) holds */
+#define SHORT_MASK(f) \
+    ((uint64_t)(uint32_t)_mm256_movemask_epi8(f(v0)) | \
+     (two ? (uint64_t)(uint32_t)_mm256_movemask_epi8(f(v1)) << 32 : 0))
+
+/* two: the payload passes 32 bytes (a constant in each instance: a name's
+ * payload pays for one vector of masks) */
+T_AVX2 U8P_ALWAYS_INLINE ptrdiff_t
+avx2_dec_short_in(const uint8_t *s, size_t n, size_t avail, u8p_dec_alloc alloc, void *ctx,
+                  const int two)
+{
+    /* a copy of the payload, then zeros, for the loads (SHORT_READ bytes)
+     * when the caller's buffer ends before they do */
+    U8P_ALIGN32 uint8_t buf[96];
+    U8P_ALIGN32 uint8_t out[U8P_DEC_SHORT_MAX * 2 + 32];
+    const __m256i z = _mm256_setzero_si256();
+    const uint64_t live = n >= 64 ? ~(uint64_t)0 : ((uint64_t)1 << n) - 1;
+    __m256i v0, v1;
+    uint64_t hi, cont, lead, ge_e0, l2, l3, bad;
+    size_t k, i, o, w;
+    uint32_t maxcp;
+    uint8_t *d;
+
+    const uint8_t *b = s;
+    if (avail < SHORT_READ) {
+        /* the payload's end is near the buffer's: the loads read a copy */
+        _mm256_store_si256((__m256i *)buf, z);
+        _mm256_store_si256((__m256i *)(buf + 32), z);
+        _mm256_store_si256((__m256i *)(buf + 64), z);
+        copy_upto128(buf, s, n);
+        b = buf;
+    }
+    v0 = _mm256_loadu_si256((const __m256i *)b);
+    v1 = two ? _mm256_loadu_si256((const __m256i *)(b + 32)) : z;
+#define MSB(v) (v)
+    hi = SHORT_MASK(MSB) & live;
+    if (!hi) { /* ASCII (the reader takes those up to 32 bytes inline) */
+        d = (uint8_t *)alloc(ctx, n, 0x7F);
+        if (d == NULL)
+            return -2;
+        copy_upto128(d, s, n);
+        return (ptrdiff_t)n;
+    }
+    /* signed bytes: 80..BF are below -64, C0.. above; F0..FF above -17 */
+#define IS_CONT(v) _mm256_cmpgt_epi8(_mm256_set1_epi8(-64), v)
+#define GE_E0(v) _mm256_cmpgt_epi8(v, _mm256_set1_epi8(-33))
+#define GE_F0(v) _mm256_cmpgt_epi8(v, _mm256_set1_epi8(-17))
+    cont = SHORT_MASK(IS_CONT) & live;
+    lead = live & ~cont;
+    if (SHORT_MASK(GE_F0) & hi & lead)
+        return dec_short_via_scalar(s, n, alloc, ctx);
+    ge_e0 = SHORT_MASK(GE_E0) & hi;
+    l2 = lead & hi & ~ge_e0;
+    l3 = lead & ge_e0;
+    /* each lead's continuation bytes inside the payload, and exactly
+     * those (a shift could drop a lead's need past bit 63: checked first) */
+    if ((l2 | l3) & ~(live >> 1) || l3 & ~(live >> 2) || ((l2 | l3) << 1 | l3 << 2) != cont)
+        return -1;
+#define LT_C2(v) _mm256_cmpgt_epi8(_mm256_set1_epi8(-62), v)
+    bad = SHORT_MASK(LT_C2) & l2; /* C0, C1: overlong */
+    if (l3) {
+#define IS_E0(v) _mm256_cmpeq_epi8(v, _mm256_set1_epi8(-32))
+#define IS_ED(v) _mm256_cmpeq_epi8(v, _mm256_set1_epi8(-19))
+#define LT_A0(v) _mm256_cmpgt_epi8(_mm256_set1_epi8(-96), v)
+        const uint64_t lt_a0 = SHORT_MASK(LT_A0) & cont;
+        bad |= (SHORT_MASK(IS_E0) & l3) << 1 & lt_a0;          /* E0 80..9F */
+        bad |= (SHORT_MASK(IS_ED) & l3) << 1 & cont & ~lt_a0;  /* ED A0..BF */
+        maxcp = 0xFFFF;
+    }
+    else {
+#define GE_C4(v) _mm256_cmpgt_epi8(v, _mm256_set1_epi8(-61))
+        maxcp = SHORT_MASK(GE_C4) & l2 ? 0xFFFF : 0xFF;
+    }
+    if (bad)
+        return -1;
+    k = (size_t)__builtin_popcountll(lead);
+    d = (uint8_t *)alloc(ctx, k, maxcp);
+    if (d == NULL)
+        return -2;
+    TABLES_READY();
+    w = maxcp == 0xFF ? 1 : 2;
+    for (i = 0, o = 0; i < n; i += 16) {
+        const unsigned keep = (unsigned)(lead >> i) & 0xFFFF;
+        const __m256i w0 = _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)(b + i)));
+        const __m256i w1 = _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)(b + i + 1)));
+        const __m256i m6 = _mm256_set1_epi16(0x3F);
+        /* two bytes: 110xxxxx 10yyyyyy (in 16 bits, what the lead byte
+         * holds above bit 4 shifts out) */
+        __m256i v = _mm256_or_si256(_mm256_slli_epi16(_mm256_and_si256(w0, _mm256_set1_epi16(0x1F)), 6),
+                                    _mm256_and_si256(w1, m6));
+        v = _mm256_blendv_epi8(v, w0, _mm256_cmpgt_epi16(_mm256_set1_epi16(0x80), w0));
+        if (w == 1) {
+            o += emitb_128(out + o,
+                           _mm_packus_epi16(_mm256_castsi256_si128(v),
+                                            _mm256_extracti128_si256(v, 1)),
+                           keep);
+        }
+        else {
+            if (l3) { /* three bytes: 1110xxxx 10yyyyyy 10zzzzzz */
+                const __m256i w2 =
+                    _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)(b + i + 2)));
+                const __m256i v3 = _mm256_or_si256(
+                    _mm256_or_si256(_mm256_slli_epi16(w0, 12),
+                                    _mm256_slli_epi16(_mm256_and_si256(w1, m6), 6)),
+                    _mm256_and_si256(w2, m6));
+                v = _mm256_blendv_epi8(v, v3, _mm256_cmpgt_epi16(w0, _mm256_set1_epi16(0xDF)));
+            }
+            o += emit16_256((uint16_t *)(void *)(out + o * 2), v, keep);
+        }
+    }
+    copy_upto128(d, out, k * w);
+    return (ptrdiff_t)k;
+}
+
+T_AVX2 static ptrdiff_t
+avx2_dec_short(const uint8_t *s, size_t n, size_t avail, u8p_dec_alloc alloc, void *ctx)
+{
+    return n > 32 ? avx2_dec_short_in(s, n, avail, alloc, ctx, 1)
+                  : avx2_dec_short_in(s, n, avail, alloc, ctx, 0);
+}
+#undef SHORT_MASK
+#undef MSB
+#undef SHORT_READ
+#undef IS_CONT
+#undef GE_E0
+#undef GE_F0
+#undef LT_C2
+#undef IS_E0
+#undef IS_ED
+#undef LT_A0
+#undef GE_C4
+
 const u8p_dec_kernels u8p_dec_kernels_sse = {
     "sse", sse_scan, sse_to_ucs1, sse_to_ucs2, sse_to_ucs4, NULL, NULL, sse_copy_ascii, NULL,
 };
 
 const u8p_dec_kernels u8p_dec_kernels_avx2 = {
     "avx2",         avx2_scan,    avx2_to_ucs1,       avx2_to_ucs2,
-    avx2_to_ucs4, avx2_prescan, avx2_to_ucs1_checked, avx2_copy_ascii, NULL,
+    avx2_to_ucs4, avx2_prescan, avx2_to_ucs1_checked, avx2_copy_ascii, avx2_dec_short,
 };
 
 /* AVX-512 F + BW; the fused UCS1 path is AVX2's */
 const u8p_dec_kernels u8p_dec_kernels_avx512 = {
     "avx512",         avx512_scan,  avx512_to_ucs1,     avx512_to_ucs2,
-    avx512_to_ucs4, avx2_prescan, avx2_to_ucs1_checked, avx512_copy_ascii, NULL,
+    avx512_to_ucs4, avx2_prescan, avx2_to_ucs1_checked, avx512_copy_ascii, avx2_dec_short,
 };
 
 /* + VBMI2: byte and word compress */
