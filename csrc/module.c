@@ -42,7 +42,8 @@ module_exec(PyObject *module)
         u8p_arrow_reader_methods(st->reader_methods) < 0)
         return -1;
     if (u8p_writer_exec(module, st) < 0 || u8p_reader_exec(module, st) < 0 ||
-        u8p_arrow_exec(module, st) < 0 || u8p_stream_exec(module, st) < 0)
+        u8p_arrow_exec(module, st) < 0 || u8p_stream_exec(module, st) < 0 ||
+        u8p_stream_writer_exec(module, st) < 0)
         return -1;
     return 0;
 }

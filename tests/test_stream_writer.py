@@ -714,3 +714,85 @@ def test_arrow_refused_null_after_a_flush_keeps_the_rows_before_it(null_row):
     assert ei.value.records_accepted == (null_row if flushed else 0)
     sw.close()
     assert decode_all(bytes(sink.data)) == (xs[:null_row] if flushed else [])
+
+
+# --- the one-record methods ----------------------------------------------------------
+
+
+def test_one_record_handler_calling_back_is_runtime_error():
+    import codecs
+
+    def handler(exc):
+        sw.write_vint(7)
+        return ("?", exc.end)
+
+    codecs.register_error("utf8pfx-test-stream-writer-one-callback", handler)
+    sink = Sink()
+    sw = StreamWriter(sink, errors="utf8pfx-test-stream-writer-one-callback")
+    sw.write_string("a")
+    with pytest.raises(RuntimeError, match="middle") as ei:
+        sw.write_string("b\ud800")
+    assert ei.value.records_accepted == 0 and sw.buffered == 2 and sw.position == 2
+    sw.close()
+    assert bytes(sink.data) == b"\x01a"
+
+
+@pytest.mark.parametrize("method,arg", [("write_string", "x"), ("write_bytes", b"x"),
+                                        ("write_raw", b"x"), ("write_vint", 1)])
+def test_one_record_methods_on_a_closed_writer(method, arg):
+    sw = StreamWriter(Sink())
+    sw.close()
+    with pytest.raises(ValueError, match="closed") as ei:
+        getattr(sw, method)(arg)
+    assert ei.value.records_accepted == 0
+
+
+@pytest.mark.parametrize("method,arg,exc", [("write_string", b"x", TypeError),
+                                            ("write_bytes", "x", TypeError),
+                                            ("write_raw", 3, TypeError),
+                                            ("write_vint", -1, ValueError)])
+def test_one_record_refusals_are_buffer_writers(method, arg, exc):
+    sw, bw = StreamWriter(Sink()), BufferWriter()
+    with pytest.raises(exc) as want:
+        getattr(bw, method)(arg)
+    with pytest.raises(exc) as ei:
+        getattr(sw, method)(arg)
+    assert str(ei.value) == str(want.value)
+    assert ei.value.records_accepted == 0 and sw.buffered == 0 and sw.position == 0
+
+
+def test_a_second_thread_waits_without_the_gil_for_a_call_in_a_sink():
+    entered, go = threading.Event(), threading.Event()
+
+    class Slow(Sink):
+        def write(self, b):
+            if not entered.is_set():
+                entered.set()
+                assert go.wait(10)
+            return super().write(b)
+
+    sink = Slow()
+    sw = StreamWriter(sink, flush_size=1)
+    a = threading.Thread(target=sw.write_string, args=("first",))
+    a.start()
+    assert entered.wait(10)  # a is inside sink.write, holding the writer
+    b = threading.Thread(target=sw.write_string, args=("second",))
+    b.start()
+    # this thread runs while b waits (b does not hold the GIL), and b's
+    # record stays out of the buffer until a's call is over
+    for _ in range(50):
+        assert sw.buffered == 6 and b.is_alive()
+        threading.Event().wait(0.002)
+    go.set()
+    a.join(10)
+    b.join(10)
+    sw.close()
+    assert decode_all(bytes(sink.data)) == ["first", "second"]
+
+
+def test_the_buffer_must_stay_a_buffer_writer():
+    sw = StreamWriter(Sink())
+    with pytest.raises(TypeError, match="BufferWriter"):
+        sw._w = b"not a writer"
+    sw.write_string("ok")
+    assert sw.buffered == 3

@@ -29,7 +29,7 @@ RANK = {"kernels": 0, "core": 1, "writer": 2, "reader": 2, "functions": 2, "arro
         "stream": 4, "module": 5}
 # the headers of each unit that other units may include
 PUBLIC = {
-    "core": {"core/core.h", "core/encode.h", "core/objlock.h"},
+    "core": {"core/core.h", "core/encode.h", "core/objlock.h", "core/calllock.h"},
     "writer": {"writer/writer.h"},
     "reader": {"reader/reader.h"},
     "arrow": {"arrow/arrow.h"},

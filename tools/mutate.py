@@ -246,6 +246,18 @@ MUTANTS = [
      "    hi = SHORT_MASK(MSB);",
      "the AVX2 short decoder takes a non-ASCII byte it may read after the payload "
      "as the payload's"),
+    ("M70", "csrc/stream/stream_writer.c",
+     "    self->produced += n;\n    if (self->w->len >= self->flush_size) {",
+     "    if (self->w->len >= self->flush_size) {",
+     "StreamWriter's one-record methods do not advance the position"),
+    ("M71", "csrc/stream/stream_writer.c",
+     "refused:\n    sw_note(self, 0);",
+     "refused:",
+     "a record StreamWriter's one-record methods refuse raises without records_accepted"),
+    ("M72", "csrc/stream/stream_writer.c",
+     "    if (self->w->len >= self->flush_size) {",
+     "    if (self->w->len > 2 * self->flush_size) {",
+     "StreamWriter's one-record methods flush only past twice flush_size"),
 ]
 
 # The README's test command (the default set: pyproject's addopts leave the

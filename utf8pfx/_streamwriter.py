@@ -2,8 +2,12 @@
 
 A StreamWriter owns a BufferWriter and hands its bytes to ``sink.write``
 whenever they reach ``flush_size``.  The records are encoded by the
-BufferWriter's C methods unchanged; this module only cuts long inputs into
-chunks and moves bytes to the sink:
+BufferWriter's C methods unchanged.  Its base class, ``_StreamWriterCore``
+(csrc/stream/stream_writer.c), holds the buffer, the position, the call
+lock and the one-record methods (write_string, write_bytes, write_raw,
+write_vint: a Python method around each would cost several times the
+record); this module cuts long inputs into chunks and moves bytes to the
+sink, taking the same lock through ``_enter()`` / ``_leave()``:
 
 - ``write_strings`` takes a list or tuple in slices and any other iterable
   in lists of ``itertools.islice``; each chunk is one ``write_strings`` call
@@ -26,12 +30,11 @@ chunks and moves bytes to the sink:
 from __future__ import annotations
 
 import errno
-import threading
 from itertools import islice
 from operator import index as _index
 from typing import TYPE_CHECKING, Any, Iterable, Optional, Union
 
-from ._core import BufferWriter
+from ._core import BufferWriter, _StreamWriterCore
 
 if TYPE_CHECKING:  # names of the stubs only (typing_extensions is no runtime dependency)
     from typing_extensions import Buffer, Literal
@@ -47,13 +50,6 @@ _FIRST_CHUNK = 1024  # records in a chunk before any bytes per record are known
 _MAX_CHUNK = 8192    # records per chunk at most: the strs of a chunk stay alive meanwhile
 _ITEM_MSG = "write_strings() item "
 _MAX_PREALLOC = 64 << 20  # bytes allocated up front at most
-_get_ident = threading.get_ident
-# BufferWriter's methods, looked up once: by now _core's import has put the
-# build of write_string this CPU runs in the type
-_write_string = BufferWriter.write_string
-_write_bytes = BufferWriter.write_bytes
-_write_raw = BufferWriter.write_raw
-_write_vint = BufferWriter.write_vint
 
 
 def _note(exc: BaseException, accepted: Optional[int]) -> None:
@@ -78,16 +74,6 @@ def _taken(r: Any, done: int, n: int) -> int:
     return k
 
 
-def _reentered() -> RuntimeError:
-    """The error of a call made from inside another call on the same thread
-    (the lock is not reentrant: the first call's state is half done)."""
-    exc = RuntimeError(
-        "StreamWriter is in the middle of a call on this thread (sink.write(), the "
-        "iterator or an error handler called back into it)")
-    _note(exc, 0)
-    return exc
-
-
 def _shift_index(exc: BaseException, base: int) -> None:
     """Makes BufferWriter's "write_strings() item i" count from the call's
     first item, not the chunk's."""
@@ -100,7 +86,7 @@ def _shift_index(exc: BaseException, base: int) -> None:
             exc.args = (_ITEM_MSG + str(int(num) + base) + sep + rest,)
 
 
-class StreamWriter:
+class StreamWriter(_StreamWriterCore):
     """Writes length-prefixed records to a sink (``sink.write``) with bounded memory.
 
     ``StreamWriter(sink, /, *, flush_size=1 << 20, prefix="varint",
@@ -113,8 +99,9 @@ class StreamWriter:
     does not close the sink.  See docs/api.md for the exact rules.
     """
 
-    __slots__ = ("_sink", "_w", "_preset", "_flush_size", "_lock", "_owner", "_closed", "_produced",
-                 "_bsum", "_rsum", "_flushed", "__weakref__")
+    # the core holds _w (the BufferWriter), _flush_size, _produced, _closed
+    # and the lock
+    __slots__ = ("_sink", "_preset", "_bsum", "_rsum", "_flushed", "__weakref__")
 
     def __init__(
         self,
@@ -146,8 +133,6 @@ class StreamWriter:
         self._preset = (errors, prefix, encoding)
         self._sink = sink
         self._flush_size = flush_size
-        self._lock = threading.Lock()
-        self._owner: Optional[int] = None
         self._closed = False
         self._produced = 0
         # bytes and records of the recent chunks, each sum decayed by a
@@ -156,19 +141,6 @@ class StreamWriter:
         self._bsum = 0.0
         self._rsum = 0.0
         self._flushed = 0   # flushes so far (a call compares it before and after)
-
-    # --- the lock ----------------------------------------------------------
-
-    def _enter(self) -> None:
-        me = _get_ident()
-        if self._owner == me:
-            raise _reentered()
-        self._lock.acquire()
-        self._owner = me
-
-    def _leave(self) -> None:
-        self._owner = None
-        self._lock.release()
 
     def _check_open(self) -> None:
         if self._closed:
@@ -231,49 +203,7 @@ class StreamWriter:
                 _note(e, accepted)
                 raise
 
-    # --- one-record methods ----------------------------------------------------
-
-    def _one(self, method: Any, arg: Any) -> int:
-        # the per-call path of the one-record methods, kept lean: the lock's
-        # acquire and release called directly (its context manager costs
-        # more than both), no helper calls unless a flush is due
-        me = _get_ident()
-        if self._owner == me:
-            raise _reentered()
-        lock = self._lock
-        lock.acquire()
-        try:
-            self._owner = me
-            try:
-                if self._closed:
-                    self._check_open()
-                n: int = method(self._w, arg)
-            except BaseException as e:
-                _note(e, 0)
-                raise
-            self._produced += n
-            if len(self._w) >= self._flush_size:
-                self._after_write(1)
-            return n
-        finally:
-            self._owner = None
-            lock.release()
-
-    def write_string(self, s: Optional[str], /) -> int:
-        """Append one record, as BufferWriter.write_string; return its bytes."""
-        return self._one(_write_string, s)
-
-    def write_bytes(self, b: Buffer, /) -> int:
-        """Append a bytes-like object behind its prefix; return the bytes appended."""
-        return self._one(_write_bytes, b)
-
-    def write_raw(self, b: Buffer, /) -> int:
-        """Append a bytes-like object as is; return its length."""
-        return self._one(_write_raw, b)
-
-    def write_vint(self, n: int, /) -> int:
-        """Append n (0 <= n < 2**64) as an unsigned LEB128 VInt; return its bytes."""
-        return self._one(_write_vint, n)
+    # --- Arrow ------------------------------------------------------------------
 
     def write_arrow(self, array: _ArrowStrings, /, *, nulls: _Nulls = None) -> int:
         """Append one record per value of an Arrow string array or stream, as

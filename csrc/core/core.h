@@ -58,6 +58,9 @@ typedef int (*u8p_arrow_in_hook)(PyObject *writer, PyObject *obj, PyObject **res
  * module, so raw pointers into the state (WriterObject.ints, the method
  * tables) are valid for as long as the object or type exists.
  */
+/* BufferWriter's one-record methods, in u8p_state.writer_put */
+enum { U8P_PUT_STRING, U8P_PUT_BYTES, U8P_PUT_RAW, U8P_PUT_VINT, U8P_PUT_COUNT };
+
 typedef struct {
     PyTypeObject *writer_type;
     PyTypeObject *reader_type;
@@ -65,6 +68,7 @@ typedef struct {
     PyTypeObject *arrow_array_type;
     PyTypeObject *stream_reader_type;
     PyTypeObject *stream_batches_type;
+    PyTypeObject *stream_writer_type;
     PyObject *ints[U8P_INTS];
     /* interned names: Arrow exporters are recognised by their type's
      * __arrow_c_array__ / __arrow_c_stream__; "strict" names the default
@@ -77,6 +81,9 @@ typedef struct {
     PyObject *str_readinto;
     PyObject *str_read;
     PyObject *str_release;
+    /* what StreamWriter's one-record methods call and set */
+    PyObject *str_after_write;
+    PyObject *str_records_accepted;
     /* values above this many bytes make large_utf8 (int64 offsets); lowered
      * by a testing hook to reach that path without 2 GiB of data */
     int64_t arrow_large_threshold;
@@ -86,6 +93,9 @@ typedef struct {
     const char *write_string_build;
     PyMethodDef writer_methods[U8P_MAX_METHODS];
     PyMethodDef reader_methods[U8P_MAX_METHODS];
+    /* BufferWriter's one-record methods as assembled above, which
+     * StreamWriter calls on its buffer (U8P_PUT_*) */
+    PyCFunction writer_put[U8P_PUT_COUNT];
 } u8p_state;
 
 /* The kernel tables in use: chosen at import (UTF8PFX_ISA caps them) and

@@ -20,9 +20,12 @@ u8p_state_init(u8p_state *st)
     st->str_readinto = PyUnicode_InternFromString("readinto");
     st->str_read = PyUnicode_InternFromString("read");
     st->str_release = PyUnicode_InternFromString("release");
+    st->str_after_write = PyUnicode_InternFromString("_after_write");
+    st->str_records_accepted = PyUnicode_InternFromString("records_accepted");
     if (st->str_arrow_c_array == NULL || st->str_arrow_c_stream == NULL ||
         st->str_strict == NULL || st->str_readinto == NULL || st->str_read == NULL ||
-        st->str_release == NULL)
+        st->str_release == NULL || st->str_after_write == NULL ||
+        st->str_records_accepted == NULL)
         return -1;
     st->arrow_large_threshold = INT32_MAX;
     st->write_string_build = "base";
@@ -39,6 +42,7 @@ u8p_state_traverse(PyObject *module, visitproc visit, void *arg)
     Py_VISIT(st->arrow_array_type);
     Py_VISIT(st->stream_reader_type);
     Py_VISIT(st->stream_batches_type);
+    Py_VISIT(st->stream_writer_type);
     return 0;
 }
 
@@ -52,6 +56,7 @@ u8p_state_clear(PyObject *module)
     Py_CLEAR(st->arrow_array_type);
     Py_CLEAR(st->stream_reader_type);
     Py_CLEAR(st->stream_batches_type);
+    Py_CLEAR(st->stream_writer_type);
     return 0;
 }
 
@@ -74,6 +79,8 @@ u8p_state_free(void *module)
     Py_CLEAR(st->str_readinto);
     Py_CLEAR(st->str_read);
     Py_CLEAR(st->str_release);
+    Py_CLEAR(st->str_after_write);
+    Py_CLEAR(st->str_records_accepted);
 }
 
 PyObject *

@@ -56,7 +56,7 @@
 #include "stream.h"
 #include "reader/reader.h"
 #include "arrow/arrow.h"
-#include "pythread.h"
+#include "core/calllock.h"
 
 typedef struct {
     PyObject_HEAD
@@ -82,12 +82,7 @@ typedef struct {
     u8p_prefix prefix;
     u8p_encoding enc;
     u8p_state *st;       /* its module's, alive as long as the type (the names) */
-    unsigned long owner; /* the thread of the call in progress, while busy */
-    int busy;
-    /* the wake-up of threads that wait for `busy` to clear (sr_enter) */
-    PyThread_type_lock lock;
-    int waiters;  /* threads blocked on `lock` */
-    int signaled; /* `lock` was given back for them, none has taken it yet */
+    u8p_calllock call; /* one call at a time (core/calllock.h) */
 } StreamObject;
 
 typedef struct {
@@ -103,50 +98,23 @@ enum { BATCH_STR = 0, BATCH_BYTES = 1, BATCH_ARROW = 2 };
 
 /* ------------------------------------------------------ lock, re-entry */
 
-/*
- * Mutual exclusion is the `busy` flag, read and written with the GIL held
- * (no atomic operation on the common path, where a reader is used by one
- * thread at a time).  `lock` only puts waiting threads to sleep without the
- * GIL: it stays acquired (it is taken at creation), a thread that finds
- * the reader busy blocks on it, and a call that ends with waiters gives it
- * back once, which wakes one of them; each woken thread looks at `busy`
- * again under the GIL and, if the reader is still (or again) busy, waits
- * again.  So `lock` is acquired exactly when `signaled` is 0, and it is
- * never given back twice.
- */
 static int
 sr_enter(StreamObject *self)
 {
-    unsigned long me = PyThread_get_thread_ident();
-    while (self->busy) {
-        if (self->owner == me) {
-            PyErr_SetString(PyExc_RuntimeError,
-                            "re-entrant call into a StreamReader: a call on this reader is "
-                            "already running in this thread (from its source's read, an "
-                            "error handler or a finalizer?)");
-            return -1;
-        }
-        self->waiters++;
-        Py_BEGIN_ALLOW_THREADS
-        PyThread_acquire_lock(self->lock, WAIT_LOCK);
-        Py_END_ALLOW_THREADS
-        self->waiters--;
-        self->signaled = 0;
+    if (u8p_calllock_enter(&self->call) < 0) {
+        PyErr_SetString(PyExc_RuntimeError,
+                        "re-entrant call into a StreamReader: a call on this reader is "
+                        "already running in this thread (from its source's read, an "
+                        "error handler or a finalizer?)");
+        return -1;
     }
-    self->busy = 1;
-    self->owner = me;
     return 0;
 }
 
 static void
 sr_exit(StreamObject *self)
 {
-    self->busy = 0;
-    self->owner = 0;
-    if (self->waiters > 0 && !self->signaled) {
-        self->signaled = 1;
-        PyThread_release_lock(self->lock);
-    }
+    u8p_calllock_exit(&self->call);
 }
 
 /* sr_enter, then ValueError if closed (the lock is then given back). */
@@ -169,7 +137,7 @@ sr_enter_open(StreamObject *self)
 static int
 sr_enter_ro(StreamObject *self)
 {
-    if (self->busy && self->owner == PyThread_get_thread_ident())
+    if (u8p_calllock_mine(&self->call))
         return 0;
     if (sr_enter(self) < 0)
         return -1;
@@ -736,12 +704,8 @@ SR_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
     self->errors = errors ? Py_NewRef(errors) : PyUnicode_FromString("strict");
     if (self->errors == NULL)
         goto fail;
-    self->lock = PyThread_allocate_lock();
-    if (self->lock == NULL) {
-        PyErr_NoMemory();
+    if (u8p_calllock_init(&self->call) < 0)
         goto fail;
-    }
-    PyThread_acquire_lock(self->lock, WAIT_LOCK); /* new: never blocks (see sr_enter) */
     if (source != Py_None) {
         self->pull = 1;
         self->source = Py_NewRef(source);
@@ -800,7 +764,7 @@ SR_traverse(StreamObject *self, visitproc visit, void *arg)
 static int
 SR_clear(StreamObject *self)
 {
-    if (!self->busy) {
+    if (!self->call.busy) {
         Py_CLEAR(self->readinto);
         Py_CLEAR(self->read);
         Py_CLEAR(self->source);
@@ -816,11 +780,7 @@ SR_dealloc(StreamObject *self)
     PyObject_GC_UnTrack(self);
     sr_release(self);
     Py_CLEAR(self->errors);
-    if (self->lock != NULL) {
-        if (!self->signaled)
-            PyThread_release_lock(self->lock);
-        PyThread_free_lock(self->lock);
-    }
+    u8p_calllock_free(&self->call);
     tp->tp_free((PyObject *)self);
     Py_DECREF(tp);
 }

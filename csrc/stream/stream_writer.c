@@ -1,0 +1,284 @@
+/*
+ * StreamWriter's core, the base class utf8pfx/_streamwriter.py builds on:
+ * the object's fields, its call lock, and the one-record methods.
+ *
+ * The Python part does what runs Python code anyway: write_strings' chunks
+ * (an iterator's items, a flush between chunks), the calls to sink.write
+ * and their results, close.  A one-record call, on the other hand, is a
+ * few dozen nanoseconds of work in the BufferWriter, which a Python method
+ * around it (a lock, an owner check, the call) would multiply; so
+ * write_string, write_bytes, write_raw and write_vint are C here, and the
+ * Python part takes the same lock through _enter() and _leave().
+ *
+ * A one-record call: the lock (a call from inside another one on the same
+ * thread is refused), the closed check, then BufferWriter's own method on
+ * the buffer (the build module init chose, so the bytes, results and
+ * errors are BufferWriter's), then, once the buffer holds flush_size
+ * bytes, the Python part's _after_write(1), which flushes.  Every
+ * exception carries records_accepted: 0 when the record was refused (the
+ * BufferWriter left the buffer as it was), 1 when the sink failed after
+ * the record was buffered (_after_write notes it).
+ */
+#include "stream.h"
+#include "structmember.h"
+#include "core/calllock.h"
+#include "writer/writer.h"
+
+typedef struct {
+    PyObject_HEAD
+    WriterObject *w;      /* the buffer (a BufferWriter); NULL before __init__ */
+    Py_ssize_t flush_size;
+    long long produced;   /* bytes taken by the sink plus buffered */
+    char closed;
+    u8p_calllock call;
+    const u8p_state *st;  /* its module's, alive as long as the type */
+} SWObject;
+
+/* The exception being raised gets records_accepted = k (a failure to set
+ * it is dropped: the exception itself is what matters). */
+static void
+sw_note(const SWObject *self, Py_ssize_t k)
+{
+    PyObject *e = u8p_exc_take(), *n;
+    if (e == NULL)
+        return;
+    n = PyLong_FromSsize_t(k);
+    if (n == NULL || PyObject_SetAttr(e, self->st->str_records_accepted, n) < 0)
+        PyErr_Clear();
+    Py_XDECREF(n);
+    u8p_exc_raise(e);
+}
+
+static int
+sw_enter(SWObject *self)
+{
+    if (u8p_calllock_enter(&self->call) < 0) {
+        PyErr_SetString(PyExc_RuntimeError,
+                        "StreamWriter is in the middle of a call on this thread (sink.write(), "
+                        "the iterator or an error handler called back into it)");
+        sw_note(self, 0);
+        return -1;
+    }
+    return 0;
+}
+
+/* One record through the BufferWriter method `put` (METH_O). */
+static PyObject *
+sw_one(SWObject *self, PyObject *arg, PyCFunction put)
+{
+    PyObject *res, *r;
+    Py_ssize_t n;
+    if (sw_enter(self) < 0)
+        return NULL;
+    if (self->closed || self->w == NULL) {
+        PyErr_SetString(PyExc_ValueError, "I/O operation on closed StreamWriter");
+        goto refused;
+    }
+    res = put((PyObject *)self->w, arg);
+    if (res == NULL)
+        goto refused;
+    n = PyLong_AsSsize_t(res); /* the bytes appended: a small int */
+    if (n < 0) {
+        Py_DECREF(res);
+        goto refused;
+    }
+    self->produced += n;
+    if (self->w->len >= self->flush_size) {
+        r = PyObject_CallMethodOneArg((PyObject *)self, self->st->str_after_write,
+                                      self->st->ints[1]);
+        if (r == NULL) { /* the sink's failure, noted with the record accepted */
+            Py_DECREF(res);
+            u8p_calllock_exit(&self->call);
+            return NULL;
+        }
+        Py_DECREF(r);
+    }
+    u8p_calllock_exit(&self->call);
+    return res;
+refused:
+    sw_note(self, 0);
+    u8p_calllock_exit(&self->call);
+    return NULL;
+}
+
+static PyObject *
+SW_write_string(SWObject *self, PyObject *s)
+{
+    return sw_one(self, s, self->st->writer_put[U8P_PUT_STRING]);
+}
+
+static PyObject *
+SW_write_bytes(SWObject *self, PyObject *b)
+{
+    return sw_one(self, b, self->st->writer_put[U8P_PUT_BYTES]);
+}
+
+static PyObject *
+SW_write_raw(SWObject *self, PyObject *b)
+{
+    return sw_one(self, b, self->st->writer_put[U8P_PUT_RAW]);
+}
+
+static PyObject *
+SW_write_vint(SWObject *self, PyObject *n)
+{
+    return sw_one(self, n, self->st->writer_put[U8P_PUT_VINT]);
+}
+
+static PyObject *
+SW_enter_call(SWObject *self, PyObject *Py_UNUSED(ignored))
+{
+    if (sw_enter(self) < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+SW_leave_call(SWObject *self, PyObject *Py_UNUSED(ignored))
+{
+    if (!u8p_calllock_mine(&self->call)) {
+        PyErr_SetString(PyExc_RuntimeError, "_leave() without _enter() on this thread");
+        return NULL;
+    }
+    u8p_calllock_exit(&self->call);
+    Py_RETURN_NONE;
+}
+
+/* _w: the BufferWriter (the Python part replaces it when a view the sink
+ * kept still exports the old one, and at close) */
+static PyObject *
+SW_get_w(SWObject *self, void *Py_UNUSED(closure))
+{
+    if (self->w == NULL) {
+        PyErr_SetString(PyExc_AttributeError, "_w");
+        return NULL;
+    }
+    return Py_NewRef((PyObject *)self->w);
+}
+
+static int
+SW_set_w(SWObject *self, PyObject *v, void *Py_UNUSED(closure))
+{
+    WriterObject *old = self->w;
+    if (v == NULL || !PyObject_TypeCheck(v, self->st->writer_type)) {
+        PyErr_SetString(PyExc_TypeError, "_w must be a BufferWriter");
+        return -1;
+    }
+    self->w = (WriterObject *)Py_NewRef(v);
+    Py_XDECREF(old);
+    return 0;
+}
+
+static PyObject *
+SW_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
+{
+    SWObject *self;
+    const u8p_state *st = u8p_state_of_type(type);
+    (void)args, (void)kwds; /* __init__ (the Python part) reads them */
+    if (st == NULL)
+        return NULL;
+    self = (SWObject *)type->tp_alloc(type, 0);
+    if (self == NULL)
+        return NULL;
+    self->st = st;
+    self->flush_size = 1;
+    if (u8p_calllock_init(&self->call) < 0) {
+        Py_DECREF(self);
+        return NULL;
+    }
+    return (PyObject *)self;
+}
+
+static int
+SW_traverse(SWObject *self, visitproc visit, void *arg)
+{
+    Py_VISIT(Py_TYPE(self));
+    Py_VISIT(self->w);
+    return 0;
+}
+
+static int
+SW_clear(SWObject *self)
+{
+    if (!self->call.busy)
+        Py_CLEAR(self->w);
+    return 0;
+}
+
+static void
+SW_dealloc(SWObject *self)
+{
+    PyTypeObject *tp = Py_TYPE(self);
+    PyObject_GC_UnTrack(self);
+    Py_CLEAR(self->w);
+    u8p_calllock_free(&self->call);
+    tp->tp_free((PyObject *)self);
+    Py_DECREF(tp);
+}
+
+static PyMethodDef SW_methods[] = {
+    {"write_string", (PyCFunction)SW_write_string, METH_O,
+     "write_string($self, s, /)\n--\n\n"
+     "Append one record, as BufferWriter.write_string; return its bytes."},
+    {"write_bytes", (PyCFunction)SW_write_bytes, METH_O,
+     "write_bytes($self, b, /)\n--\n\n"
+     "Append a bytes-like object behind its prefix; return the bytes appended."},
+    {"write_raw", (PyCFunction)SW_write_raw, METH_O,
+     "write_raw($self, b, /)\n--\n\nAppend a bytes-like object as is; return its length."},
+    {"write_vint", (PyCFunction)SW_write_vint, METH_O,
+     "write_vint($self, n, /)\n--\n\n"
+     "Append n (0 <= n < 2**64) as an unsigned LEB128 VInt; return its bytes."},
+    {"_enter", (PyCFunction)SW_enter_call, METH_NOARGS,
+     "_enter($self, /)\n--\n\nTake the writer's call lock (RuntimeError from inside a call)."},
+    {"_leave", (PyCFunction)SW_leave_call, METH_NOARGS,
+     "_leave($self, /)\n--\n\nGive the call lock back."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyMemberDef SW_members[] = {
+    {"_flush_size", T_PYSSIZET, offsetof(SWObject, flush_size), 0, NULL},
+    {"_produced", T_LONGLONG, offsetof(SWObject, produced), 0, NULL},
+    {"_closed", T_BOOL, offsetof(SWObject, closed), 0, NULL},
+    {NULL, 0, 0, 0, NULL},
+};
+
+static PyGetSetDef SW_getset[] = {
+    {"_w", (getter)SW_get_w, (setter)SW_set_w, NULL, NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyType_Slot SW_slots[] = {
+    {Py_tp_new, SW_new},
+    {Py_tp_dealloc, SW_dealloc},
+    {Py_tp_traverse, SW_traverse},
+    {Py_tp_clear, SW_clear},
+    {Py_tp_methods, SW_methods},
+    {Py_tp_members, SW_members},
+    {Py_tp_getset, SW_getset},
+    {Py_tp_doc, "The C core of utf8pfx.StreamWriter (its base class): not for direct use."},
+    {0, NULL},
+};
+
+static PyType_Spec SW_spec = {
+    "utf8pfx._StreamWriterCore",
+    sizeof(SWObject),
+    0,
+    Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
+    SW_slots,
+};
+
+int
+u8p_stream_writer_exec(PyObject *module, u8p_state *st)
+{
+    static const char *const names[U8P_PUT_COUNT] = {"write_string", "write_bytes",
+                                                     "write_raw", "write_vint"};
+    int i;
+    for (i = 0; i < U8P_PUT_COUNT; i++) {
+        st->writer_put[i] = u8p_writer_method_o(st, names[i]);
+        if (st->writer_put[i] == NULL) {
+            PyErr_Format(PyExc_SystemError, "BufferWriter has no METH_O %s", names[i]);
+            return -1;
+        }
+    }
+    return u8p_add_type(module, &SW_spec, NULL, &st->stream_writer_type);
+}
