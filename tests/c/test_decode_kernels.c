@@ -24,6 +24,7 @@
 #include "decode.h"
 #include "decode_short.h"
 #include "tables.h"
+#include "mixes.h"
 
 /* The room a table's dec_short asks for (decode.h, u8p_dec_alloc): filled
  * with 0xA5 before each call, so a byte written outside what it asked for
@@ -390,9 +391,6 @@ check_copy_ascii(const char *tn, size_t (*fn)(const uint8_t *, size_t, uint8_t *
 
 /* ------------------------------------------------------------ generators */
 
-enum { C_ASCII, C_LATIN1, C_TWO, C_THREE, C_SURR, C_ASTRAL, C_EDGE, C_NCLASS };
-static const char *const class_names[C_NCLASS] = {"ascii", "latin1", "2byte", "3byte",
-                                                  "surr", "astral", "edge"};
 
 /* code points at the edges the validators decide on: the limits of each
  * sequence length, the E0/ED/F0/F4 second-byte ranges, the surrogates */
@@ -421,23 +419,6 @@ cp_of(int cls)
     }
 }
 
-typedef struct {
-    const char *name;
-    int permille[C_NCLASS];
-} mix;
-
-static const mix mixes[] = {
-    {"ascii", {1000, 0, 0, 0, 0, 0}},
-    {"latin1-sparse", {950, 50, 0, 0, 0, 0}},
-    {"latin1-dense", {300, 700, 0, 0, 0, 0}},
-    {"2byte", {100, 0, 900, 0, 0, 0}},
-    {"3byte", {50, 0, 50, 900, 0, 0}},
-    {"astral-mix", {500, 0, 50, 100, 0, 350}},
-    {"all", {300, 100, 150, 200, 20, 230}},
-    {"surr-sparse", {400, 0, 200, 390, 10, 0}},
-    {"edges", {300, 0, 0, 0, 0, 0, 700}},
-};
-#define NMIX (sizeof mixes / sizeof mixes[0])
 
 static uint8_t gen[MAXN + 8];
 static uint32_t gcps[MAXN + 8];

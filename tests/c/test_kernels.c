@@ -8,6 +8,7 @@
  * or writes out of bounds dies with SIGSEGV (see check.h).
  */
 #include "check.h"
+#include "mixes.h"
 
 static uint64_t rng_state = 0x9E3779B97F4A7C15ULL;
 
@@ -27,10 +28,6 @@ rnd_range(uint32_t lo, uint32_t hi) /* inclusive */
     return lo + (uint32_t)(rnd() % ((uint64_t)hi - lo + 1));
 }
 
-enum { C_ASCII, C_LATIN1, C_TWO, C_THREE, C_SURR, C_ASTRAL, C_EDGE, C_NCLASS };
-static const char *const class_names[C_NCLASS] = {
-    "ascii", "latin1", "2byte", "3byte", "surr", "astral", "edge",
-};
 
 /* Code points at the edges a vector compare decides on (class limits,
  * surrogate bounds, the sign bits of 8/16/32-bit lanes); C_EDGE picks
@@ -99,25 +96,6 @@ run(int kind, size_t n, const char *label)
     return check_case(kind, units_buf, n, label);
 }
 
-/* A mix: probability (in 1/1000) of each class; the rest is ASCII. */
-typedef struct {
-    const char *name;
-    int permille[C_NCLASS];
-} mix;
-
-static const mix mixes[] = {
-    {"ascii", {1000, 0, 0, 0, 0, 0}},
-    {"latin1-sparse", {950, 50, 0, 0, 0, 0}},
-    {"latin1-dense", {300, 700, 0, 0, 0, 0}},
-    {"2byte", {100, 0, 900, 0, 0, 0}},
-    {"3byte", {50, 0, 50, 900, 0, 0}},
-    {"astral-mix", {500, 0, 50, 100, 0, 350}},
-    {"all", {300, 100, 150, 200, 20, 230}},
-    {"surr-sparse", {400, 0, 200, 390, 10, 0}},
-    {"surr-dense", {300, 0, 0, 200, 500, 0}},
-    {"edges", {300, 0, 0, 0, 0, 0, 700}},
-};
-#define NMIX (sizeof mixes / sizeof mixes[0])
 
 static void
 fill_mix(int kind, const mix *m, size_t n)
