@@ -805,38 +805,21 @@ SR_iter(StreamObject *self)
     return Py_NewRef((PyObject *)self);
 }
 
-static PyObject *
-SR_read_string(StreamObject *self, PyObject *Py_UNUSED(ignored))
-{
-    PyObject *s;
-    if (sr_enter_open(self) < 0)
-        return NULL;
-    s = sr_read_one(self, 0, "read_string");
-    sr_exit(self);
-    return s;
-}
-
-static PyObject *
-SR_read_bytes(StreamObject *self, PyObject *Py_UNUSED(ignored))
-{
-    PyObject *s;
-    if (sr_enter_open(self) < 0)
-        return NULL;
-    s = sr_read_one(self, 1, "read_bytes");
-    sr_exit(self);
-    return s;
-}
-
-static PyObject *
-SR_skip_string(StreamObject *self, PyObject *Py_UNUSED(ignored))
-{
-    PyObject *s;
-    if (sr_enter_open(self) < 0)
-        return NULL;
-    s = sr_read_one(self, 2, "skip_string");
-    sr_exit(self);
-    return s;
-}
+/* the METH_NOARGS method that takes one record (sr_read_one's MODE) */
+#define SR_ONE(NAME, MODE, WHAT)                                              \
+    static PyObject *NAME(StreamObject *self, PyObject *Py_UNUSED(ignored))   \
+    {                                                                         \
+        PyObject *s;                                                          \
+        if (sr_enter_open(self) < 0)                                          \
+            return NULL;                                                      \
+        s = sr_read_one(self, MODE, WHAT);                                    \
+        sr_exit(self);                                                        \
+        return s;                                                             \
+    }
+SR_ONE(SR_read_string, 0, "read_string")
+SR_ONE(SR_read_bytes, 1, "read_bytes")
+SR_ONE(SR_skip_string, 2, "skip_string")
+#undef SR_ONE
 
 static PyObject *
 SR_read_strings(StreamObject *self, PyObject *const *args, Py_ssize_t nargs,
@@ -917,16 +900,18 @@ sr_read_plain(StreamObject *self, Py_ssize_t raw_n, Py_ssize_t *stop, uint64_t *
     }
 }
 
+/* read_vint (n -1) or read_raw(n): the value, its bytes consumed */
 static PyObject *
-SR_read_vint(StreamObject *self, PyObject *Py_UNUSED(ignored))
+sr_plain(StreamObject *self, Py_ssize_t n, const char *fname)
 {
     Py_ssize_t stop;
     uint64_t v = 0;
     PyObject *res = NULL;
     if (sr_enter_open(self) < 0)
         return NULL;
-    if (sr_read_plain(self, -1, &stop, &v, "read_vint") == 0) {
-        res = PyLong_FromUnsignedLongLong((unsigned long long)v);
+    if (sr_read_plain(self, n, &stop, n < 0 ? &v : NULL, fname) == 0) {
+        res = n < 0 ? PyLong_FromUnsignedLongLong((unsigned long long)v)
+                    : PyBytes_FromStringAndSize((const char *)SBUF(self) + self->start, n);
         if (res != NULL)
             sr_commit_bytes(self, stop);
     }
@@ -935,26 +920,36 @@ SR_read_vint(StreamObject *self, PyObject *Py_UNUSED(ignored))
 }
 
 static PyObject *
+SR_read_vint(StreamObject *self, PyObject *Py_UNUSED(ignored))
+{
+    return sr_plain(self, -1, "read_vint");
+}
+
+static PyObject *
 SR_read_raw(StreamObject *self, PyObject *arg)
 {
-    Py_ssize_t n, stop;
-    PyObject *res = NULL;
-    n = PyNumber_AsSsize_t(arg, PyExc_OverflowError);
+    Py_ssize_t n = PyNumber_AsSsize_t(arg, PyExc_OverflowError);
     if (n == -1 && PyErr_Occurred())
         return NULL;
     if (n < 0) {
         PyErr_Format(PyExc_ValueError, "read_raw() n must be >= 0, got %zd", n);
         return NULL;
     }
-    if (sr_enter_open(self) < 0)
-        return NULL;
-    if (sr_read_plain(self, n, &stop, NULL, "read_raw") == 0) {
-        res = PyBytes_FromStringAndSize((const char *)SBUF(self) + self->start, n);
-        if (res != NULL)
-            sr_commit_bytes(self, stop);
+    return sr_plain(self, n, "read_raw");
+}
+
+/* io.UnsupportedOperation(msg), as io raises for a method the object's
+ * mode does not have */
+static void
+sr_unsupported(const char *msg)
+{
+    PyObject *io = PyImport_ImportModule("io");
+    PyObject *unsupported = io ? u8p_getattr_interned(io, "UnsupportedOperation") : NULL;
+    Py_XDECREF(io);
+    if (unsupported != NULL) {
+        PyErr_SetString(unsupported, msg);
+        Py_DECREF(unsupported);
     }
-    sr_exit(self);
-    return res;
 }
 
 static PyObject *
@@ -964,15 +959,8 @@ SR_feed(StreamObject *self, PyObject *data)
     if (sr_enter_open(self) < 0)
         return NULL;
     if (self->pull) {
-        PyObject *io = PyImport_ImportModule("io");
-        PyObject *unsupported = io ? u8p_getattr_interned(io, "UnsupportedOperation") : NULL;
-        Py_XDECREF(io);
-        if (unsupported != NULL) {
-            PyErr_SetString(unsupported,
-                            "feed(): this StreamReader pulls from its source (push mode is "
-                            "StreamReader() without a source)");
-            Py_DECREF(unsupported);
-        }
+        sr_unsupported("feed(): this StreamReader pulls from its source (push mode is "
+                       "StreamReader() without a source)");
         goto fail;
     }
     if (self->eof) {
@@ -1001,14 +989,8 @@ SR_feed_eof(StreamObject *self, PyObject *Py_UNUSED(ignored))
     if (sr_enter_open(self) < 0)
         return NULL;
     if (self->pull) {
-        PyObject *io = PyImport_ImportModule("io");
-        PyObject *unsupported = io ? u8p_getattr_interned(io, "UnsupportedOperation") : NULL;
-        Py_XDECREF(io);
-        if (unsupported != NULL) {
-            PyErr_SetString(unsupported, "feed_eof(): this StreamReader pulls from its "
-                                         "source, whose end ends the stream");
-            Py_DECREF(unsupported);
-        }
+        sr_unsupported("feed_eof(): this StreamReader pulls from its source, whose end "
+                       "ends the stream");
         sr_exit(self);
         return NULL;
     }
@@ -1027,13 +1009,11 @@ SR_close(StreamObject *self, PyObject *Py_UNUSED(ignored))
     Py_RETURN_NONE;
 }
 
+/* __enter__: the reader itself, as iter() gives it (ValueError once closed) */
 static PyObject *
 SR_enter_with(StreamObject *self, PyObject *Py_UNUSED(ignored))
 {
-    if (sr_enter_open(self) < 0)
-        return NULL;
-    sr_exit(self);
-    return Py_NewRef((PyObject *)self);
+    return SR_iter(self);
 }
 
 static PyObject *
@@ -1094,15 +1074,17 @@ SR_batches_arrow(StreamObject *self, PyObject *const *args, Py_ssize_t nargs,
     return make_batches(self, n, BATCH_ARROW);
 }
 
+/* position (buffered 0) or buffered (1): read under the lock; ValueError
+ * once closed */
 static PyObject *
-SR_get_position(StreamObject *self, void *Py_UNUSED(closure))
+sr_get_window(StreamObject *self, int buffered)
 {
     int e = sr_enter_ro(self), open;
     Py_ssize_t v;
     if (e < 0)
         return NULL;
     open = self->is_open;
-    v = self->base + self->start;
+    v = buffered ? self->end - self->start : self->base + self->start;
     if (e)
         sr_exit(self);
     if (!open) {
@@ -1113,21 +1095,15 @@ SR_get_position(StreamObject *self, void *Py_UNUSED(closure))
 }
 
 static PyObject *
+SR_get_position(StreamObject *self, void *Py_UNUSED(closure))
+{
+    return sr_get_window(self, 0);
+}
+
+static PyObject *
 SR_get_buffered(StreamObject *self, void *Py_UNUSED(closure))
 {
-    int e = sr_enter_ro(self), open;
-    Py_ssize_t v;
-    if (e < 0)
-        return NULL;
-    open = self->is_open;
-    v = self->end - self->start;
-    if (e)
-        sr_exit(self);
-    if (!open) {
-        PyErr_SetString(PyExc_ValueError, "I/O operation on a closed StreamReader");
-        return NULL;
-    }
-    return PyLong_FromSsize_t(v);
+    return sr_get_window(self, 1);
 }
 
 static PyObject *
