@@ -93,6 +93,7 @@ typedef struct {
     const char *write_string_build;
     PyMethodDef writer_methods[U8P_MAX_METHODS];
     PyMethodDef reader_methods[U8P_MAX_METHODS];
+    PyMethodDef stream_writer_methods[U8P_MAX_METHODS];
     /* BufferWriter's one-record methods as assembled above, which
      * StreamWriter calls on its buffer (U8P_PUT_*) */
     PyCFunction writer_put[U8P_PUT_COUNT];

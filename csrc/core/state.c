@@ -3,30 +3,49 @@
  * the accessor that finds it from a type, and the helpers module init uses
  * to assemble types from their components' method lists.
  */
+#include <stddef.h>
 #include <string.h>
 
 #include "core.h"
 
+/* Where the state keeps its types and its interned names: init, traverse,
+ * clear and free walk these lists, so a new one is one line here. */
+#define STATE_FIELD(st, off, T) (*(T *)(void *)((char *)(st) + (off)))
+
+static const size_t state_types[] = {
+    offsetof(u8p_state, writer_type),        offsetof(u8p_state, reader_type),
+    offsetof(u8p_state, reader_batches_type), offsetof(u8p_state, arrow_array_type),
+    offsetof(u8p_state, stream_reader_type), offsetof(u8p_state, stream_batches_type),
+    offsetof(u8p_state, stream_writer_type),
+};
+
+static const struct {
+    size_t off;
+    const char *name;
+} state_names[] = {
+    {offsetof(u8p_state, str_arrow_c_array), "__arrow_c_array__"},
+    {offsetof(u8p_state, str_arrow_c_stream), "__arrow_c_stream__"},
+    {offsetof(u8p_state, str_strict), "strict"},
+    {offsetof(u8p_state, str_readinto), "readinto"},
+    {offsetof(u8p_state, str_read), "read"},
+    {offsetof(u8p_state, str_release), "release"},
+    {offsetof(u8p_state, str_after_write), "_after_write"},
+    {offsetof(u8p_state, str_records_accepted), "records_accepted"},
+};
+
+#define COUNT(a) (sizeof(a) / sizeof((a)[0]))
+
 int
 u8p_state_init(u8p_state *st)
 {
-    int i;
+    size_t i;
     for (i = 0; i < U8P_INTS; i++)
-        if ((st->ints[i] = PyLong_FromLong(i)) == NULL)
+        if ((st->ints[i] = PyLong_FromLong((long)i)) == NULL)
             return -1;
-    st->str_arrow_c_array = PyUnicode_InternFromString("__arrow_c_array__");
-    st->str_arrow_c_stream = PyUnicode_InternFromString("__arrow_c_stream__");
-    st->str_strict = PyUnicode_InternFromString("strict");
-    st->str_readinto = PyUnicode_InternFromString("readinto");
-    st->str_read = PyUnicode_InternFromString("read");
-    st->str_release = PyUnicode_InternFromString("release");
-    st->str_after_write = PyUnicode_InternFromString("_after_write");
-    st->str_records_accepted = PyUnicode_InternFromString("records_accepted");
-    if (st->str_arrow_c_array == NULL || st->str_arrow_c_stream == NULL ||
-        st->str_strict == NULL || st->str_readinto == NULL || st->str_read == NULL ||
-        st->str_release == NULL || st->str_after_write == NULL ||
-        st->str_records_accepted == NULL)
-        return -1;
+    for (i = 0; i < COUNT(state_names); i++)
+        if ((STATE_FIELD(st, state_names[i].off, PyObject *) =
+                 PyUnicode_InternFromString(state_names[i].name)) == NULL)
+            return -1;
     st->arrow_large_threshold = INT32_MAX;
     st->write_string_build = "base";
     return 0;
@@ -36,13 +55,9 @@ int
 u8p_state_traverse(PyObject *module, visitproc visit, void *arg)
 {
     u8p_state *st = u8p_get_state(module);
-    Py_VISIT(st->writer_type);
-    Py_VISIT(st->reader_type);
-    Py_VISIT(st->reader_batches_type);
-    Py_VISIT(st->arrow_array_type);
-    Py_VISIT(st->stream_reader_type);
-    Py_VISIT(st->stream_batches_type);
-    Py_VISIT(st->stream_writer_type);
+    size_t i;
+    for (i = 0; i < COUNT(state_types); i++)
+        Py_VISIT(STATE_FIELD(st, state_types[i], PyTypeObject *));
     return 0;
 }
 
@@ -50,13 +65,9 @@ int
 u8p_state_clear(PyObject *module)
 {
     u8p_state *st = u8p_get_state(module);
-    Py_CLEAR(st->writer_type);
-    Py_CLEAR(st->reader_type);
-    Py_CLEAR(st->reader_batches_type);
-    Py_CLEAR(st->arrow_array_type);
-    Py_CLEAR(st->stream_reader_type);
-    Py_CLEAR(st->stream_batches_type);
-    Py_CLEAR(st->stream_writer_type);
+    size_t i;
+    for (i = 0; i < COUNT(state_types); i++)
+        Py_CLEAR(STATE_FIELD(st, state_types[i], PyTypeObject *));
     return 0;
 }
 
@@ -67,20 +78,14 @@ void
 u8p_state_free(void *module)
 {
     u8p_state *st = u8p_get_state((PyObject *)module);
-    int i;
+    size_t i;
     u8p_state_clear((PyObject *)module);
     if (st == NULL)
         return;
     for (i = 0; i < U8P_INTS; i++)
         Py_CLEAR(st->ints[i]);
-    Py_CLEAR(st->str_arrow_c_array);
-    Py_CLEAR(st->str_arrow_c_stream);
-    Py_CLEAR(st->str_strict);
-    Py_CLEAR(st->str_readinto);
-    Py_CLEAR(st->str_read);
-    Py_CLEAR(st->str_release);
-    Py_CLEAR(st->str_after_write);
-    Py_CLEAR(st->str_records_accepted);
+    for (i = 0; i < COUNT(state_names); i++)
+        Py_CLEAR(STATE_FIELD(st, state_names[i].off, PyObject *));
 }
 
 PyObject *

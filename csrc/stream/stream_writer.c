@@ -66,7 +66,7 @@ sw_enter(SWObject *self)
 static PyObject *
 sw_one(SWObject *self, PyObject *arg, PyCFunction put)
 {
-    PyObject *res, *r;
+    PyObject *res, *r, *w;
     Py_ssize_t n;
     if (sw_enter(self) < 0)
         return NULL;
@@ -74,7 +74,10 @@ sw_one(SWObject *self, PyObject *arg, PyCFunction put)
         PyErr_SetString(PyExc_ValueError, "I/O operation on closed StreamWriter");
         goto refused;
     }
-    res = put((PyObject *)self->w, arg);
+    w = (PyObject *)self->w;
+    Py_INCREF(w); /* an error handler it runs could replace _w meanwhile */
+    res = put(w, arg);
+    Py_DECREF(w);
     if (res == NULL)
         goto refused;
     n = PyLong_AsSsize_t(res); /* the bytes appended: a small int */
@@ -101,29 +104,17 @@ refused:
     return NULL;
 }
 
-static PyObject *
-SW_write_string(SWObject *self, PyObject *s)
-{
-    return sw_one(self, s, self->st->writer_put[U8P_PUT_STRING]);
-}
-
-static PyObject *
-SW_write_bytes(SWObject *self, PyObject *b)
-{
-    return sw_one(self, b, self->st->writer_put[U8P_PUT_BYTES]);
-}
-
-static PyObject *
-SW_write_raw(SWObject *self, PyObject *b)
-{
-    return sw_one(self, b, self->st->writer_put[U8P_PUT_RAW]);
-}
-
-static PyObject *
-SW_write_vint(SWObject *self, PyObject *n)
-{
-    return sw_one(self, n, self->st->writer_put[U8P_PUT_VINT]);
-}
+/* the METH_O method that writes one record through writer_put[WHICH] */
+#define SW_ONE(NAME, WHICH)                                                   \
+    static PyObject *NAME(SWObject *self, PyObject *arg)                      \
+    {                                                                         \
+        return sw_one(self, arg, self->st->writer_put[WHICH]);                \
+    }
+SW_ONE(SW_write_string, U8P_PUT_STRING)
+SW_ONE(SW_write_bytes, U8P_PUT_BYTES)
+SW_ONE(SW_write_raw, U8P_PUT_RAW)
+SW_ONE(SW_write_vint, U8P_PUT_VINT)
+#undef SW_ONE
 
 static PyObject *
 SW_enter_call(SWObject *self, PyObject *Py_UNUSED(ignored))
@@ -189,45 +180,24 @@ SW_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
     return (PyObject *)self;
 }
 
-static int
-SW_traverse(SWObject *self, visitproc visit, void *arg)
-{
-    Py_VISIT(Py_TYPE(self));
-    Py_VISIT(self->w);
-    return 0;
-}
-
-static int
-SW_clear(SWObject *self)
-{
-    if (!self->call.busy)
-        Py_CLEAR(self->w);
-    return 0;
-}
-
+/* No traverse or clear: the only object held is a BufferWriter, which
+ * refers to nothing that could lead back here.  StreamWriter, the Python
+ * subclass, is collected for what its own slots hold (the sink); its
+ * dealloc untracks the object before it calls this one. */
 static void
 SW_dealloc(SWObject *self)
 {
     PyTypeObject *tp = Py_TYPE(self);
-    PyObject_GC_UnTrack(self);
     Py_CLEAR(self->w);
     u8p_calllock_free(&self->call);
     tp->tp_free((PyObject *)self);
     Py_DECREF(tp);
 }
 
+/* its own methods; the four one-record ones are added at module exec, each
+ * under the name, flags and docstring of the BufferWriter method it calls
+ * (u8p_stream_writer_exec) */
 static PyMethodDef SW_methods[] = {
-    {"write_string", (PyCFunction)SW_write_string, METH_O,
-     "write_string($self, s, /)\n--\n\n"
-     "Append one record, as BufferWriter.write_string; return its bytes."},
-    {"write_bytes", (PyCFunction)SW_write_bytes, METH_O,
-     "write_bytes($self, b, /)\n--\n\n"
-     "Append a bytes-like object behind its prefix; return the bytes appended."},
-    {"write_raw", (PyCFunction)SW_write_raw, METH_O,
-     "write_raw($self, b, /)\n--\n\nAppend a bytes-like object as is; return its length."},
-    {"write_vint", (PyCFunction)SW_write_vint, METH_O,
-     "write_vint($self, n, /)\n--\n\n"
-     "Append n (0 <= n < 2**64) as an unsigned LEB128 VInt; return its bytes."},
     {"_enter", (PyCFunction)SW_enter_call, METH_NOARGS,
      "_enter($self, /)\n--\n\nTake the writer's call lock (RuntimeError from inside a call)."},
     {"_leave", (PyCFunction)SW_leave_call, METH_NOARGS,
@@ -250,9 +220,7 @@ static PyGetSetDef SW_getset[] = {
 static PyType_Slot SW_slots[] = {
     {Py_tp_new, SW_new},
     {Py_tp_dealloc, SW_dealloc},
-    {Py_tp_traverse, SW_traverse},
-    {Py_tp_clear, SW_clear},
-    {Py_tp_methods, SW_methods},
+    {Py_tp_methods, NULL}, /* the list module exec assembles */
     {Py_tp_members, SW_members},
     {Py_tp_getset, SW_getset},
     {Py_tp_doc, "The C core of utf8pfx.StreamWriter (its base class): not for direct use."},
@@ -263,22 +231,34 @@ static PyType_Spec SW_spec = {
     "utf8pfx._StreamWriterCore",
     sizeof(SWObject),
     0,
-    Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
+    Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
     SW_slots,
 };
 
 int
 u8p_stream_writer_exec(PyObject *module, u8p_state *st)
 {
+    static const PyCFunction own[U8P_PUT_COUNT] = {
+        (PyCFunction)SW_write_string, (PyCFunction)SW_write_bytes, (PyCFunction)SW_write_raw,
+        (PyCFunction)SW_write_vint};
     static const char *const names[U8P_PUT_COUNT] = {"write_string", "write_bytes",
                                                      "write_raw", "write_vint"};
     int i;
     for (i = 0; i < U8P_PUT_COUNT; i++) {
-        st->writer_put[i] = u8p_writer_method_o(st, names[i]);
-        if (st->writer_put[i] == NULL) {
+        const PyMethodDef *m = u8p_writer_method(st, names[i]);
+        PyMethodDef one[2];
+        if (m == NULL || (m->ml_flags & ~METH_COEXIST) != METH_O) {
             PyErr_Format(PyExc_SystemError, "BufferWriter has no METH_O %s", names[i]);
             return -1;
         }
+        st->writer_put[i] = m->ml_meth;
+        one[0] = *m;
+        one[0].ml_meth = own[i];
+        memset(&one[1], 0, sizeof one[1]);
+        if (u8p_methods_add(st->stream_writer_methods, one) < 0)
+            return -1;
     }
-    return u8p_add_type(module, &SW_spec, NULL, &st->stream_writer_type);
+    if (u8p_methods_add(st->stream_writer_methods, SW_methods) < 0)
+        return -1;
+    return u8p_add_type(module, &SW_spec, st->stream_writer_methods, &st->stream_writer_type);
 }

@@ -1126,16 +1126,13 @@ u8p_writer_methods(PyMethodDef *dst, u8p_state *st)
     return u8p_methods_add(dst, Writer_methods);
 }
 
-PyCFunction
-u8p_writer_method_o(const u8p_state *st, const char *name)
+const PyMethodDef *
+u8p_writer_method(const u8p_state *st, const char *name)
 {
     const PyMethodDef *m;
     for (m = st->writer_methods; m->ml_name != NULL; m++)
         if (strcmp(m->ml_name, name) == 0)
-            return (m->ml_flags & (METH_VARARGS | METH_KEYWORDS | METH_FASTCALL | METH_NOARGS |
-                                   METH_O)) == METH_O
-                       ? m->ml_meth
-                       : NULL;
+            return m;
     return NULL;
 }
 

@@ -75,8 +75,8 @@ int u8p_writer_methods(PyMethodDef *dst, u8p_state *st);
 /* Creates BufferWriter with the assembled st->writer_methods, and adds
  * the writer's testing hooks. */
 int u8p_writer_exec(PyObject *module, u8p_state *st);
-/* The C function of the METH_O method `name` in the assembled list (for
- * a component above that calls it on a writer: StreamWriter), or NULL. */
-PyCFunction u8p_writer_method_o(const u8p_state *st, const char *name);
+/* The entry of method `name` in the assembled list (for a component above
+ * that calls it on a writer: StreamWriter), or NULL. */
+const PyMethodDef *u8p_writer_method(const u8p_state *st, const char *name);
 
 #endif /* UTF8PFX_WRITER_H */
