@@ -561,14 +561,7 @@ u8p_dec_one(const u8p_dec_kernels *k, const Str &s, uint8_t *dst)
             uint32_t cps[U8P_DEC_SHORT_MAX], mx;
             ptrdiff_t got = u8p_dec_short(p, n, cps, &mx);
             if (got >= 0) {
-                for (ptrdiff_t j = 0; j < got; j++) {
-                    if (mx <= 0xFF)
-                        dst[j] = (uint8_t)cps[j];
-                    else if (mx <= 0xFFFF)
-                        ((uint16_t *)dst)[j] = (uint16_t)cps[j];
-                    else
-                        ((uint32_t *)dst)[j] = cps[j];
-                }
+                u8p_dec_short_narrow(cps, (size_t)got, mx, dst);
                 return (size_t)got;
             }
         }

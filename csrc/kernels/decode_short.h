@@ -82,4 +82,21 @@ u8p_dec_short(const uint8_t *s, size_t n, uint32_t *cp, uint32_t *maxcp)
     return (ptrdiff_t)k;
 }
 
+/* The k code points of u8p_dec_short, in the width of their class top
+ * maxcp (1 byte up to 0xFF, 2 up to 0xFFFF, else 4), to dst. */
+static inline void
+u8p_dec_short_narrow(const uint32_t *cp, size_t k, uint32_t maxcp, void *dst)
+{
+    size_t j;
+    if (maxcp <= 0xFF)
+        for (j = 0; j < k; j++)
+            ((uint8_t *)dst)[j] = (uint8_t)cp[j];
+    else if (maxcp <= 0xFFFF)
+        for (j = 0; j < k; j++)
+            ((uint16_t *)dst)[j] = (uint16_t)cp[j];
+    else
+        for (j = 0; j < k; j++)
+            ((uint32_t *)dst)[j] = cp[j];
+}
+
 #endif /* UTF8PFX_DECODE_SHORT_H */

@@ -410,30 +410,11 @@ static PyObject *
 str_from_code_points(const uint32_t *cps, ptrdiff_t k, uint32_t maxcp)
 {
     PyObject *s;
-    ptrdiff_t j;
     if (k == 1 && maxcp <= 0xFF) /* CPython's shared 1-char singletons */
         return PyUnicode_FromOrdinal((int)cps[0]);
     s = PyUnicode_New((Py_ssize_t)k, (Py_UCS4)maxcp);
-    if (s == NULL)
-        return NULL;
-    switch (maxcp) {
-    case 0x7F:
-    case 0xFF: {
-        Py_UCS1 *d = PyUnicode_1BYTE_DATA(s);
-        for (j = 0; j < k; j++)
-            d[j] = (Py_UCS1)cps[j];
-        break;
-    }
-    case 0xFFFF: {
-        Py_UCS2 *d = PyUnicode_2BYTE_DATA(s);
-        for (j = 0; j < k; j++)
-            d[j] = (Py_UCS2)cps[j];
-        break;
-    }
-    default:
-        memcpy(PyUnicode_4BYTE_DATA(s), cps, (size_t)k * 4);
-        break;
-    }
+    if (s != NULL)
+        u8p_dec_short_narrow(cps, (size_t)k, maxcp, PyUnicode_DATA(s));
     return s;
 }
 

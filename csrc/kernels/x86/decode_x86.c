@@ -664,21 +664,14 @@ static ptrdiff_t
 dec_short_via_scalar(const uint8_t *s, size_t n, u8p_dec_alloc alloc, void *ctx)
 {
     uint32_t cps[U8P_DEC_SHORT_MAX], maxcp;
-    ptrdiff_t k = u8p_dec_short(s, n, cps, &maxcp), j;
+    ptrdiff_t k = u8p_dec_short(s, n, cps, &maxcp);
     void *d;
     if (k < 0)
         return -1;
     d = alloc(ctx, (size_t)k, maxcp);
     if (d == NULL)
         return -2;
-    if (maxcp <= 0xFF)
-        for (j = 0; j < k; j++)
-            ((uint8_t *)d)[j] = (uint8_t)cps[j];
-    else if (maxcp <= 0xFFFF)
-        for (j = 0; j < k; j++)
-            ((uint16_t *)d)[j] = (uint16_t)cps[j];
-    else
-        memcpy(d, cps, (size_t)k * 4);
+    u8p_dec_short_narrow(cps, (size_t)k, maxcp, d);
     return k;
 }
 
