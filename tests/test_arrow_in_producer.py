@@ -142,6 +142,41 @@ def test_malformed_refused(make, pattern):
     assert w.getvalue() == PREFILL
 
 
+LONG = b"a value of more than twelve bytes"
+LATE_VIEW_FAULTS = [
+    # (the third view, message pattern): the first two rows are well formed
+    (view(LONG, 0, 10), r"row 2: string_view range \[10, 43\) is outside variadic buffer 0"),
+    (view(LONG, 0, -1), r"row 2: string_view range \[-1, 32\) is outside"),
+    (view(LONG, 1, 0), r"row 2: string_view buffer index 1 is outside the 1 variadic"),
+    (view(LONG, -1, 0), r"row 2: string_view buffer index -1 is outside"),
+    (view(b"", length=-20), r"row 2: string_view length -20 is negative"),
+]
+
+
+@pytest.mark.parametrize("bad,pattern", LATE_VIEW_FAULTS)
+def test_view_fault_after_wellformed_rows_names_its_row(bad, pattern):
+    # no nulls, so the chunk takes the lean size pass, which must send any
+    # fault to the careful pass that names it, before anything is written
+    views = view(b"short") + view(LONG, 0, 0) + bad + view(b"tail")
+    p = ArrayProducer("vu", 4, [None, views, LONG, offsets64(len(LONG))])
+    w = fresh()
+    with pytest.raises(ValueError, match=pattern):
+        w.write_arrow(p)
+    assert w.getvalue() == PREFILL
+    assert released(p)
+
+
+def test_view_fault_in_a_later_chunk_leaves_earlier_chunks_unwritten():
+    good = ArrayProducer("vu", 2, [None, view(b"ok") + view(LONG, 0, 0), LONG,
+                                   offsets64(len(LONG))])
+    bad = ArrayProducer("vu", 2, [None, view(b"ok") + view(LONG, 0, 5), LONG,
+                                  offsets64(len(LONG))])
+    w = fresh()
+    with pytest.raises(ValueError, match=r"row 3: string_view range \[5, 38\)"):
+        w.write_arrow(StreamProducer([good, bad]))
+    assert w.getvalue() == PREFILL
+
+
 def test_invalid_utf8_names_row_and_offset():
     vals = [b"ok", b"fine\xc3", b"x\xffy"]
     p = utf8(vals)

@@ -360,25 +360,47 @@ seg_put_null(seg_state *g, u8p_prefix pf, nulls_rule rule, uint8_t *dst)
     return end;
 }
 
-/* A string_view whose structure pass 1 has checked. */
-static inline void
-view_fast(const struct ArrowArray *a, int64_t i, const uint8_t **p, Py_ssize_t *n,
-          int *over)
+/*
+ * A string_view chunk whose structure pass 1 has checked, its pointers
+ * read once: the byte stores of pass 2 may alias anything, so fields read
+ * through the ArrowArray in the loop would be loaded again for every value.
+ */
+typedef struct {
+    const uint8_t *views;        /* the chunk's first view (its offset applied) */
+    const void *const *data;     /* the variadic data buffers */
+    const int64_t *sizes;        /* their sizes in bytes */
+    int64_t length;
+} view_src;
+
+static inline view_src
+view_src_of(const struct ArrowArray *a)
 {
-    const uint8_t *v = (const uint8_t *)a->buffers[1] + 16 * (a->offset + i);
+    view_src s;
+    s.views = (const uint8_t *)a->buffers[1] + 16 * a->offset;
+    s.data = a->buffers + 2;
+    s.sizes = (const int64_t *)a->buffers[a->n_buffers - 1];
+    s.length = a->length;
+    return s;
+}
+
+/* Value i: its bytes, and whether 32 bytes can be read from them (*over). */
+static inline void
+view_fast(const view_src *s, int64_t i, const uint8_t **p, Py_ssize_t *n, int *over)
+{
+    const uint8_t *v = s->views + 16 * i;
     int32_t size, idx, off;
     memcpy(&size, v, 4);
     if (size <= 12) {
         *p = v + 4;
         *n = size;
-        *over = i + 3 <= a->length; /* 32 bytes from v + 4 stay in the views */
+        *over = i + 3 <= s->length; /* 32 bytes from v + 4 stay in the views */
         return;
     }
     memcpy(&idx, v + 8, 4);
     memcpy(&off, v + 12, 4);
-    *p = (const uint8_t *)a->buffers[2 + idx] + off;
+    *p = (const uint8_t *)s->data[idx] + off;
     *n = size;
-    *over = (int64_t)off + 32 <= ((const int64_t *)a->buffers[a->n_buffers - 1])[idx];
+    *over = (int64_t)off + 32 <= s->sizes[idx];
 }
 
 /*
@@ -433,6 +455,7 @@ fused_views(u8p_prefix pf, int mutf8, nulls_rule nulls, int allow_surrogates,
     Py_ssize_t n;
     int room;
     const int64_t len = a->length, base = a->offset;
+    const view_src src = view_src_of(a);
     g.run = dst;
     g.ok = 1;
     g.allow_surrogates = allow_surrogates;
@@ -442,7 +465,7 @@ fused_views(u8p_prefix pf, int mutf8, nulls_rule nulls, int allow_surrogates,
                 dst = seg_put_null(&g, pf, nulls, dst);
             continue;
         }
-        view_fast(a, i, &p, &n, &room);
+        view_fast(&src, i, &p, &n, &room);
         if (mutf8) {
             dst = seg_put_mutf8(&g, pf, dst, p, n, aw_mutf8_size(p, n), slack && room);
             if (!g.ok)
@@ -688,22 +711,66 @@ view_value(const aw_ctx *c, const struct ArrowArray *a, int64_t i, const uint8_t
     return 0;
 }
 
+/*
+ * Pass 1 of a string_view chunk without nulls, as a well-formed producer
+ * sends it: the bytes its records take, or -1 when any view is out of
+ * bounds or a value too long for the preset; the careful loop of
+ * write_view_chunk then finds and names the first fault.  Each check is a
+ * branch never taken, with nothing to format, so the loop is a load and an
+ * add per view (view_value's error paths kept it a call per view).
+ */
+static int64_t
+views_size(const aw_ctx *c, const struct ArrowArray *a)
+{
+    const view_src s = view_src_of(a);
+    const uint64_t nvar = (uint64_t)(a->n_buffers - 3);
+    const u8p_prefix pf = c->pf;
+    const uint64_t max = c->max;
+    const uint8_t *v = s.views;
+    int64_t i, total = 0;
+    uint64_t j;
+    if (nvar > 0 && s.sizes == NULL)
+        return -1;
+    for (j = 0; j < nvar; j++)
+        if (s.data[j] == NULL)
+            return -1;
+    for (i = 0; i < s.length; i++, v += 16) {
+        int32_t size, idx, off;
+        memcpy(&size, v, 4);
+        if ((uint32_t)size > 12) { /* in a data buffer, or negative */
+            memcpy(&idx, v + 8, 4);
+            memcpy(&off, v + 12, 4);
+            if (size < 0 || (uint64_t)(uint32_t)idx >= nvar || off < 0
+                || (int64_t)off + size > s.sizes[idx])
+                return -1;
+        }
+        if ((uint64_t)size > max)
+            return -1;
+        total += aw_record_size(pf, size);
+    }
+    return total;
+}
+
 /* One string_view chunk. */
 static int
 write_view_chunk(const aw_ctx *c, const struct ArrowArray *a)
 {
     const int64_t len = a->length, base = a->offset;
     const uint8_t *validity = a->null_count == 0 ? NULL : (const uint8_t *)a->buffers[0];
-    int64_t i, first_null = -1, first_bad = -1;
+    int64_t i = 0, first_null = -1, first_bad = -1;
     int over = 0; /* first_null is a value too long for the preset */
-    Py_ssize_t total = 0, n;
+    Py_ssize_t total, n;
     const uint8_t *p;
     u8p_dec_status st = U8P_DEC_OK;
     u8p_scan_result r;
     WriterObject *w = c->w;
 
     /* pass 1: structure, nulls, size */
-    for (i = 0; i < len; i++) {
+    if (validity == NULL && !c->mutf8 && (total = views_size(c, a)) >= 0)
+        i = len;
+    else
+        total = 0;
+    for (; i < len; i++) {
         if (!row_valid(validity, base + i)) {
             if (c->nulls == NULLS_ERROR) {
                 if (first_null < 0)
@@ -809,7 +876,8 @@ dict_entry(const aw_ctx *dc, const struct ArrowArray *d, int64_t k, const uint8_
         return 0;
     if (dc->kind == AK_VIEW) {
         int over;
-        view_fast(d, k, p, n, &over);
+        const view_src src = view_src_of(d);
+        view_fast(&src, k, p, n, &over);
     }
     else {
         int large = dc->kind == AK_LARGE_UTF8;
