@@ -712,21 +712,24 @@ view_value(const aw_ctx *c, const struct ArrowArray *a, int64_t i, const uint8_t
 }
 
 /*
- * Pass 1 of a string_view chunk without nulls, as a well-formed producer
- * sends it: the bytes its records take, or -1 when any view is out of
- * bounds or a value too long for the preset; the careful loop of
- * write_view_chunk then finds and names the first fault.  Each check is a
- * branch never taken, with nothing to format, so the loop is a load and an
- * add per view (view_value's error paths kept it a call per view).
+ * Pass 1 of a string_view chunk, as a well-formed producer sends it: the
+ * bytes its records take, or -1 when any view is out of bounds, a value
+ * too long for the preset or a row null under nulls='error'; the careful
+ * loop of write_view_chunk then finds and names the first fault.  Each
+ * check is a branch never taken, with nothing to format, so the loop is a
+ * load and an add per view (view_value's error paths kept it a call per
+ * view).  Not for MUTF-8, whose sizes need each value's bytes.
  */
 static int64_t
-views_size(const aw_ctx *c, const struct ArrowArray *a)
+views_size(const aw_ctx *c, const struct ArrowArray *a, const uint8_t *validity)
 {
     const view_src s = view_src_of(a);
+    const int64_t null_size = WRITES_NULL(c) ? aw_null_size(c->pf, c->nulls) : 0;
     const uint64_t nvar = (uint64_t)(a->n_buffers - 3);
     const u8p_prefix pf = c->pf;
     const uint64_t max = c->max;
     const uint8_t *v = s.views;
+    const int64_t base = a->offset;
     int64_t i, total = 0;
     uint64_t j;
     if (nvar > 0 && s.sizes == NULL)
@@ -736,6 +739,12 @@ views_size(const aw_ctx *c, const struct ArrowArray *a)
             return -1;
     for (i = 0; i < s.length; i++, v += 16) {
         int32_t size, idx, off;
+        if (!row_valid(validity, base + i)) {
+            if (c->nulls == NULLS_ERROR)
+                return -1;
+            total += null_size;
+            continue;
+        }
         memcpy(&size, v, 4);
         if ((uint32_t)size > 12) { /* in a data buffer, or negative */
             memcpy(&idx, v + 8, 4);
@@ -766,7 +775,7 @@ write_view_chunk(const aw_ctx *c, const struct ArrowArray *a)
     WriterObject *w = c->w;
 
     /* pass 1: structure, nulls, size */
-    if (validity == NULL && !c->mutf8 && (total = views_size(c, a)) >= 0)
+    if (!c->mutf8 && (total = views_size(c, a, validity)) >= 0)
         i = len;
     else
         total = 0;
