@@ -258,6 +258,14 @@ MUTANTS = [
      "    if (self->w->len >= self->flush_size) {",
      "    if (self->w->len > 2 * self->flush_size) {",
      "StreamWriter's one-record methods flush only past twice flush_size"),
+    ("M73", "csrc/kernels/x86/x86_enc_impl.h",
+     "            if (steps > 63)\n                steps = 63;",
+     "            if (steps > 64)\n                steps = 64;",
+     "the long Latin-1 length pass lets its byte counters reach 256 (wrap to 0)"),
+    ("M74", "csrc/arrow/arrow_in.c",
+     "            if (size < 0 || (uint64_t)(uint32_t)idx >= nvar || off < 0\n",
+     "            if (size < 0 || (uint64_t)(uint32_t)idx >= nvar\n",
+     "write_arrow's lean string_view size pass lets a negative data offset through"),
 ]
 
 # The README's test command (the default set: pyproject's addopts leave the

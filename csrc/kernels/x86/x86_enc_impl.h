@@ -45,6 +45,29 @@ EN(len_ucs1)(const uint8_t *src, size_t n)
 {
     size_t i = 0, high = 0;
     int j;
+    /* n + the bytes >= 0x80 (negative as signed bytes).  From a kilobyte
+     * on, a compare with zero and a subtract a vector count them in byte
+     * counters: fewer uops than a movemask and a popcount (the movemask is
+     * slow where 256-bit operations are split in two), but the final sum
+     * costs more than shorter inputs save.  Four counters hide the
+     * subtract's latency; their sum is taken every 63 steps, so that it
+     * (at most 4 * 63) fits a byte. */
+    if (n >= 1024) {
+        const vec zero = vzero();
+        while (i + 4 * VW <= n) {
+            size_t steps = (n - i) / (4 * VW), b;
+            vec a0 = zero, a1 = zero, a2 = zero, a3 = zero;
+            if (steps > 63)
+                steps = 63;
+            for (b = 0; b < steps; b++, i += 4 * VW) {
+                a0 = vsub8(a0, vcmpgt8(zero, vld(src + i)));
+                a1 = vsub8(a1, vcmpgt8(zero, vld(src + i + VW)));
+                a2 = vsub8(a2, vcmpgt8(zero, vld(src + i + 2 * VW)));
+                a3 = vsub8(a3, vcmpgt8(zero, vld(src + i + 3 * VW)));
+            }
+            high += vhsum8(vadd8(vadd8(a0, a1), vadd8(a2, a3)));
+        }
+    }
     for (; i + 64 <= n; i += 64) {
         uint64_t m = 0;
         for (j = 0; j < 64; j += VW)
