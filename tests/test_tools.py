@@ -138,3 +138,61 @@ def test_simdutf_comparison_asks_for_a_source_and_downloads_nothing(tmp_path, mo
                        capture_output=True, text=True, env=env, cwd=str(tmp_path), timeout=60)
     assert r.returncode != 0 and "amalgamate" in r.stdout + r.stderr, r.stdout + r.stderr
     assert os.listdir(str(tmp_path)) == []
+
+
+def _package_copy(dst):
+    """This build's package folder (compiled core included), copied to dst/utf8pfx."""
+    import shutil
+
+    import utf8pfx
+
+    shutil.copytree(os.path.dirname(utf8pfx.__file__), os.path.join(str(dst), "utf8pfx"),
+                    ignore=shutil.ignore_patterns("__pycache__"))
+
+
+def test_ab_runs_a_baseline_beside_this_build(tmp_path, capsys):
+    """bench.ab loads another build under its own name next to this one: a
+    copy of this build as the baseline writes the same bytes, and every row
+    of every chosen workload gets A, B and a ratio."""
+    mod = importlib.import_module("bench.ab")
+    _package_copy(tmp_path)
+    assert mod.main([str(tmp_path), "--only", "ascii_8", "cjk_30"]) == 0
+    out = capsys.readouterr().out
+    for wl in ("ascii_8", "cjk_30"):
+        for row in ("one", "batch", "read"):
+            line = next(ln for ln in out.splitlines() if ln.startswith(f"| {wl} | {row} |"))
+            a, b, ratio = (float(x.strip(" *")) for x in line.split("|")[3:6])
+            assert a > 0 and b > 0 and ratio > 0
+    assert "bytes differ" not in out and "rows more than 5 % slower in B:" in out
+
+
+def test_ab_refuses_a_missing_or_unbuilt_baseline_and_itself(tmp_path):
+    import utf8pfx
+
+    mod = importlib.import_module("bench.ab")
+    with pytest.raises(SystemExit, match="has no utf8pfx/__init__.py"):
+        mod.main([str(tmp_path)])
+    os.makedirs(str(tmp_path / "utf8pfx"))
+    (tmp_path / "utf8pfx" / "__init__.py").write_text("from ._core import isa\n")
+    with pytest.raises(SystemExit, match="does not import.*build_ext --inplace"):
+        mod.main([str(tmp_path)])
+    with pytest.raises(SystemExit, match="is the build this interpreter imports"):
+        mod.main([os.path.dirname(os.path.dirname(utf8pfx.__file__))])
+
+
+def test_ab_reports_a_baseline_that_writes_other_bytes(tmp_path, capsys):
+    """A workload the two builds write differently is named, not timed,
+    and the exit status says so."""
+    mod = importlib.import_module("bench.ab")
+    _package_copy(tmp_path)
+    # the baseline's writer doubles every string it is given
+    with open(str(tmp_path / "utf8pfx" / "__init__.py"), "a") as f:
+        f.write("\n\nclass BufferWriter(BufferWriter):\n"
+                "    def write_string(self, s):\n"
+                "        return super().write_string(s + s)\n"
+                "    def write_strings(self, L):\n"
+                "        return super().write_strings([s + s for s in L])\n")
+    assert mod.main([str(tmp_path), "--only", "ascii_8"]) == 1
+    out = capsys.readouterr().out
+    assert "| ascii_8 | - | - | - | bytes differ: skipped |" in out
+    assert "wrote different bytes: ascii_8" in out
