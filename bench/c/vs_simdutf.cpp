@@ -553,13 +553,15 @@ u8p_dec_one(const u8p_dec_kernels *k, const Str &s, uint8_t *dst)
             std::memcpy(dst, p, n);
             return n;
         }
+        ptrdiff_t got = U8P_DEC_SHORT_INLINE;
         if (k->dec_short && n >= U8P_DEC_SHORT_VEC_MIN) {
-            ptrdiff_t got = k->dec_short(p, n, n + REF_SLACK, dec_room, dst);
+            got = k->dec_short(p, n, n + REF_SLACK, dec_room, dst);
             if (got >= 0)
                 return (size_t)got;
-        } else {
+        }
+        if (got == U8P_DEC_SHORT_INLINE) {
             uint32_t cps[U8P_DEC_SHORT_MAX], mx;
-            ptrdiff_t got = u8p_dec_short(p, n, cps, &mx);
+            got = u8p_dec_short(p, n, cps, &mx);
             if (got >= 0) {
                 u8p_dec_short_narrow(cps, (size_t)got, mx, dst);
                 return (size_t)got;

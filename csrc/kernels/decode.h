@@ -84,9 +84,14 @@ typedef enum {
  * points that the reader narrows afterwards, most of all for UCS2).  It
  * returns k; or -1 for what the
  * strict codec refuses (alloc may have been called: its room then holds
- * garbage, and the caller drops it); or -2 when alloc returned NULL.
+ * garbage, and the caller drops it); or -2 when alloc returned NULL; or
+ * U8P_DEC_SHORT_INLINE, before calling alloc, for a payload that holds a
+ * byte F0..FF (a 4-byte sequence, or invalid) which the kernel leaves to
+ * the inline loop (u8p_dec_short): a kernel without a 32-bit lane form
+ * would only call that loop itself, one call deeper.
  */
 typedef void *(*u8p_dec_alloc)(void *ctx, size_t k, uint32_t maxcp);
+#define U8P_DEC_SHORT_INLINE (-3)
 
 typedef struct {
     size_t ncp;

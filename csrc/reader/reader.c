@@ -570,21 +570,21 @@ decode_payload(const rd_ctx *c, Py_ssize_t off, Py_ssize_t n)
     if (n <= U8P_DEC_SHORT_MAX && c->enc == U8P_ENC_UTF8) {
         /* short: validated and decoded in one pass (kernels/decode_short.h);
          * what it does not take (an error, a surrogate) goes the long way */
+        ptrdiff_t k = U8P_DEC_SHORT_INLINE;
         if (u8p_D->dec_short && n >= U8P_DEC_SHORT_VEC_MIN) {
             /* the table's own, straight into the str (n >= 3: never one
              * Latin-1 character, which would want CPython's singleton) */
             PyObject *made = NULL;
-            ptrdiff_t k = u8p_D->dec_short(p, (size_t)n, (size_t)(c->len - off), new_str_room,
-                                           &made);
+            k = u8p_D->dec_short(p, (size_t)n, (size_t)(c->len - off), new_str_room, &made);
             if (k >= 0)
                 return made;
             if (k == -2)
                 return NULL;
             Py_XDECREF(made); /* refused after the str was made */
         }
-        else {
+        if (k == U8P_DEC_SHORT_INLINE) {
             uint32_t cps[U8P_DEC_SHORT_MAX], maxcp;
-            ptrdiff_t k = u8p_dec_short(p, (size_t)n, cps, &maxcp);
+            k = u8p_dec_short(p, (size_t)n, cps, &maxcp);
             if (k >= 0)
                 return str_from_code_points(cps, k, maxcp);
         }

@@ -625,9 +625,9 @@ vbmi_dec_short(const uint8_t *s, size_t n, size_t avail, u8p_dec_alloc alloc, vo
  * of one, two or three bytes that would start there (from loads at +0, +1,
  * +2), and the lanes of leads are compacted (pshufb tables) into a stack
  * block, narrowed to bytes for UCS1, and copied into the room.  A payload
- * with a 4-byte sequence (or an F5..FF byte) takes the scalar loop: emoji
- * are rare in names, and a 32-bit lane form would double the work of the
- * rest.
+ * with a 4-byte sequence (or an F5..FF byte) is left to the caller's
+ * inline loop (U8P_DEC_SHORT_INLINE): emoji are rare in names, and a
+ * 32-bit lane form would double the work of the rest.
  */
 
 /* n <= 128 bytes from s to d, neither passed (overlapping moves) */
@@ -657,22 +657,6 @@ copy_upto128(uint8_t *d, const uint8_t *s, size_t n)
     else
         for (i = 0; i < n; i++)
             d[i] = s[i];
-}
-
-/* the scalar loop's result, written into the room in its width */
-static ptrdiff_t
-dec_short_via_scalar(const uint8_t *s, size_t n, u8p_dec_alloc alloc, void *ctx)
-{
-    uint32_t cps[U8P_DEC_SHORT_MAX], maxcp;
-    ptrdiff_t k = u8p_dec_short(s, n, cps, &maxcp);
-    void *d;
-    if (k < 0)
-        return -1;
-    d = alloc(ctx, (size_t)k, maxcp);
-    if (d == NULL)
-        return -2;
-    u8p_dec_short_narrow(cps, (size_t)k, maxcp, d);
-    return k;
 }
 
 /* bytes from the payload's start the loads below read: 64 for the masks,
@@ -722,14 +706,16 @@ avx2_dec_short_in(const uint8_t *s, size_t n, size_t avail, u8p_dec_alloc alloc,
         copy_upto128(d, s, n);
         return (ptrdiff_t)n;
     }
-    /* signed bytes: 80..BF are below -64, C0.. above; F0..FF above -17 */
+    /* signed bytes: 80..BF are below -64, C0.. above; F0..FF above -17.
+     * A payload with a 4-byte sequence goes back to the caller's inline
+     * loop before any other mask is made. */
+#define GE_F0(v) _mm256_cmpgt_epi8(v, _mm256_set1_epi8(-17))
+    if (SHORT_MASK(GE_F0) & hi)
+        return U8P_DEC_SHORT_INLINE;
 #define IS_CONT(v) _mm256_cmpgt_epi8(_mm256_set1_epi8(-64), v)
 #define GE_E0(v) _mm256_cmpgt_epi8(v, _mm256_set1_epi8(-33))
-#define GE_F0(v) _mm256_cmpgt_epi8(v, _mm256_set1_epi8(-17))
     cont = SHORT_MASK(IS_CONT) & live;
     lead = live & ~cont;
-    if (SHORT_MASK(GE_F0) & hi & lead)
-        return dec_short_via_scalar(s, n, alloc, ctx);
     ge_e0 = SHORT_MASK(GE_E0) & hi;
     l2 = lead & hi & ~ge_e0;
     l3 = lead & ge_e0;
@@ -796,6 +782,15 @@ avx2_dec_short_in(const uint8_t *s, size_t n, size_t avail, u8p_dec_alloc alloc,
 T_AVX2 static ptrdiff_t
 avx2_dec_short(const uint8_t *s, size_t n, size_t avail, u8p_dec_alloc alloc, void *ctx)
 {
+    /* a payload of up to 32 bytes with a byte F0..FF goes back here, before
+     * the instance's frame (its aligned blocks) is set up */
+    if (n <= 32 && avail >= 32) {
+        const __m256i v = _mm256_loadu_si256((const __m256i *)s);
+        const uint32_t f0 = (uint32_t)_mm256_movemask_epi8(
+            _mm256_cmpgt_epi8(v, _mm256_set1_epi8(-17)));
+        if (f0 & (uint32_t)_mm256_movemask_epi8(v) & (uint32_t)(((uint64_t)1 << n) - 1))
+            return U8P_DEC_SHORT_INLINE;
+    }
     return n > 32 ? avx2_dec_short_in(s, n, avail, alloc, ctx, 1)
                   : avx2_dec_short_in(s, n, avail, alloc, ctx, 0);
 }
