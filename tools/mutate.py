@@ -267,8 +267,9 @@ MUTANTS = [
      "            if (size < 0 || (uint64_t)(uint32_t)idx >= nvar\n",
      "write_arrow's lean string_view size pass lets a negative data offset through"),
     ("M75", "csrc/kernels/x86/decode_x86.c",
-     "        if (f0 & (uint32_t)_mm256_movemask_epi8(v) & (uint32_t)(((uint64_t)1 << n) - 1))",
-     "        if (f0 & (uint32_t)(((uint64_t)1 << n) - 1))",
+     "        uint64_t f0 = (uint32_t)(_mm256_movemask_epi8(_mm256_cmpgt_epi8(v, f)) &\n"
+     "                                 _mm256_movemask_epi8(v));",
+     "        uint64_t f0 = (uint32_t)_mm256_movemask_epi8(_mm256_cmpgt_epi8(v, f));",
      "the AVX2 short decoder leaves to the inline loop every payload with an ASCII byte"),
 ]
 

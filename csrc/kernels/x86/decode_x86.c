@@ -782,13 +782,19 @@ avx2_dec_short_in(const uint8_t *s, size_t n, size_t avail, u8p_dec_alloc alloc,
 T_AVX2 static ptrdiff_t
 avx2_dec_short(const uint8_t *s, size_t n, size_t avail, u8p_dec_alloc alloc, void *ctx)
 {
-    /* a payload of up to 32 bytes with a byte F0..FF goes back here, before
-     * the instance's frame (its aligned blocks) is set up */
-    if (n <= 32 && avail >= 32) {
+    /* a payload with a byte F0..FF goes back here, before the instance's
+     * frame (its aligned blocks) is set up, when the loads stay in avail */
+    if (avail >= (n > 32 ? 64 : 32)) {
+        const __m256i f = _mm256_set1_epi8(-17);
         const __m256i v = _mm256_loadu_si256((const __m256i *)s);
-        const uint32_t f0 = (uint32_t)_mm256_movemask_epi8(
-            _mm256_cmpgt_epi8(v, _mm256_set1_epi8(-17)));
-        if (f0 & (uint32_t)_mm256_movemask_epi8(v) & (uint32_t)(((uint64_t)1 << n) - 1))
+        uint64_t f0 = (uint32_t)(_mm256_movemask_epi8(_mm256_cmpgt_epi8(v, f)) &
+                                 _mm256_movemask_epi8(v));
+        if (n > 32) {
+            const __m256i u = _mm256_loadu_si256((const __m256i *)(s + 32));
+            f0 |= (uint64_t)(uint32_t)(_mm256_movemask_epi8(_mm256_cmpgt_epi8(u, f)) &
+                                       _mm256_movemask_epi8(u)) << 32;
+        }
+        if (f0 & (n >= 64 ? ~(uint64_t)0 : ((uint64_t)1 << n) - 1))
             return U8P_DEC_SHORT_INLINE;
     }
     return n > 32 ? avx2_dec_short_in(s, n, avail, alloc, ctx, 1)
