@@ -53,7 +53,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 if __package__ in (None, ""):
     sys.path.insert(0, os.path.dirname(HERE))
 
-from bench import mode_parser, package_module, timing, workloads  # noqa: E402
+from bench import mode_parser, package_module, short, timing, workloads  # noqa: E402
 from bench.report import cpu_model  # noqa: E402
 
 MODES = {"quick": {"rounds": 9, "warmup": 1, "lengths": (8, 30, 512, 4096, "long")},
@@ -103,20 +103,9 @@ def short_workloads():
 def rows_for(mod, strings):
     """{row: (run, make_input)} for one build over one workload."""
     w = mod.BufferWriter()
-    w.write_strings(strings)  # capacity for one pass, kept by clear()
+    w.write_strings(strings)
     blob = w.getvalue()
-    wb = mod.BufferWriter()
-    wb.write_strings(strings)
-
-    def one(L):
-        w.clear()
-        ws = w.write_string
-        for s in L:
-            ws(s)
-
-    def batch(L):
-        wb.clear()
-        wb.write_strings(L)
+    one, batch = short.writer_rows(mod, strings)
 
     def read(b):
         return mod.BufferReader(b).read_strings()

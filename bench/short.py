@@ -90,14 +90,33 @@ def _try(mod):
         return None
 
 
+def writer_rows(mod, L):
+    """utf8pfx's two writer rows over list L for the build `mod` (the
+    package module): one write_string per string, and write_strings; each
+    on its own writer, sized by one pass over L and cleared before a run."""
+    w = mod.BufferWriter()
+    w.write_strings(L)  # capacity for one pass, kept by clear()
+    wb = mod.BufferWriter()
+    wb.write_strings(L)
+
+    def one(L):
+        w.clear()
+        ws = w.write_string
+        for s in L:
+            ws(s)
+
+    def batch(L):
+        wb.clear()
+        wb.write_strings(L)
+
+    return one, batch
+
+
 def writers(L):
     """{row: run(list)} for the writer table of list L."""
     import utf8pfx
 
-    w = utf8pfx.BufferWriter()
-    w.write_strings(L)  # capacity for one pass, kept by clear()
-    wb = utf8pfx.BufferWriter()
-    wb.write_strings(L)
+    r_one, r_batch = writer_rows(utf8pfx, L)
 
     def r_len(L):
         for s in L:
@@ -115,19 +134,9 @@ def writers(L):
         for s in L:
             get(s)
 
-    def r_one(L):
-        w.clear()
-        ws = w.write_string
-        for s in L:
-            ws(s)
-
     def r_encode(L):
         for s in L:
             s.encode()
-
-    def r_batch(L):
-        wb.clear()
-        wb.write_strings(L)
 
     rows = {"len": r_len, "count": r_count, "get": r_get, "one": r_one,
             "encode": r_encode, "py": package_module("_peers").py_write, "batch": r_batch}
