@@ -7,7 +7,7 @@ BASELINE is a folder that holds another build of the package (its utf8pfx/
 folder with the compiled core), e.g. a worktree of the commit to compare
 against, built in place:
 
-    git worktree add /tmp/base 9ba57ff
+    git worktree add /tmp/base <commit>
     (cd /tmp/base && python setup.py build_ext --inplace)
     python -m bench.ab /tmp/base
 

@@ -708,7 +708,8 @@ avx2_dec_short_in(const uint8_t *s, size_t n, size_t avail, u8p_dec_alloc alloc,
     }
     /* signed bytes: 80..BF are below -64, C0.. above; F0..FF above -17.
      * A payload with a 4-byte sequence goes back to the caller's inline
-     * loop before any other mask is made. */
+     * loop before any other mask is made (avx2_dec_short has sent back
+     * those whose loads stay in avail; this catches the ones copied). */
 #define GE_F0(v) _mm256_cmpgt_epi8(v, _mm256_set1_epi8(-17))
     if (SHORT_MASK(GE_F0) & hi)
         return U8P_DEC_SHORT_INLINE;
