@@ -21,6 +21,10 @@ the rows time the readers, not a Python loop):
   push_4k         StreamReader() fed 4 KiB reads of the file, iterated after each feed
   msgpack         msgpack.Unpacker(file) iterated, over the same names packed
                   with msgpack.Packer.pack (when msgpack is installed)
+  ascii_batches   stream_batches over the names made ASCII, each payload as
+                  many "x" as its UTF-8 has bytes (same framing, same record
+                  sizes): no target; what stream_batches costs above it is
+                  what validating and transcoding the names costs
 Writing rows (--names N, 10 M in --full, 2 M in --quick, from a generator):
   stream_writer   StreamWriter(file).write_strings(gen); close()
   buffer_writer   BufferWriter().write_strings(gen); file.write(memoryview(writer))
@@ -61,21 +65,27 @@ def log(*a):
 
 
 def make_files(folder, mb):
-    """(blob path, msgpack path or None, records, longest record): the
-    corpus names, repeated, one record each, until the blob holds mb MB."""
+    """(blob path, msgpack path or None, ASCII twin path, records, longest
+    record): the corpus names, repeated, one record each, until the blob
+    holds mb MB; the twin has the same records made ASCII."""
     import utf8pfx
 
     base = workloads.cldr_names()
     if base is None:
         return None
-    w = utf8pfx.BufferWriter()
-    w.write_strings(base)
-    unit = w.getvalue()
+    units = []
+    for names in (base, ["x" * len(s.encode("utf-8")) for s in base]):
+        w = utf8pfx.BufferWriter()
+        w.write_strings(names)
+        units.append(w.getvalue())
+    unit = units[0]
     reps = max(1, (mb << 20) // len(unit))
     blob = os.path.join(folder, "names.u8p")
-    with open(blob, "wb") as f:
-        for _ in range(reps):
-            f.write(unit)
+    twin = os.path.join(folder, "names_ascii.u8p")
+    for path, u in ((blob, unit), (twin, units[1])):
+        with open(path, "wb") as f:
+            for _ in range(reps):
+                f.write(u)
     packed = None
     try:
         import msgpack
@@ -89,10 +99,10 @@ def make_files(folder, mb):
     except ImportError:
         log("note: msgpack not installed: the msgpack row is skipped")
     longest = max(len(s.encode("utf-8", "surrogatepass")) for s in base) + 10
-    return blob, packed, reps * len(base), longest
+    return blob, packed, twin, reps * len(base), longest
 
 
-def reader_rows(blob, packed):
+def reader_rows(blob, packed, twin=None):
     import utf8pfx
 
     def mmap_iter():
@@ -130,8 +140,15 @@ def reader_rows(blob, packed):
         r.feed_eof()
         collections.deque(r, maxlen=0)
 
+    def ascii_batches():
+        with open(twin, "rb", buffering=0) as f:
+            for b in utf8pfx.StreamReader(f, read_size=READ_SIZE).batches(BATCH):
+                pass
+
     rows = {"mmap_iter": mmap_iter, "stream_iter": stream_iter,
             "mmap_batches": mmap_batches, "stream_batches": stream_batches, "push_4k": push_4k}
+    if twin:
+        rows["ascii_batches"] = ascii_batches
     if packed:
         import msgpack
 
@@ -215,7 +232,7 @@ def peak_rss(kind, row, folder, arg):
         "fns[%r]()\n"
         "print((peak() - base) * 1024)\n"
     ) % (os.path.dirname(HERE),
-         ("reader_rows(%r, %r)" % arg) if kind == "reader" else ("writer_rows(%r, %d)" % arg),
+         ("reader_rows(%r, %r, %r)" % arg) if kind == "reader" else ("writer_rows(%r, %d)" % arg),
          row)
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     if r.returncode:
@@ -244,8 +261,8 @@ def main(argv=None):
         if made is None:
             print("SKIP: ../shared/corpus/cldr_names.tsv is absent")
             return 0
-        blob, packed, nrec, longest = made
-        for path in (blob, packed):  # warm the page cache
+        blob, packed, twin, nrec, longest = made
+        for path in (blob, packed, twin):  # warm the page cache
             if path:
                 with open(path, "rb") as f:
                     while f.read(1 << 24):
@@ -256,12 +273,12 @@ def main(argv=None):
         print(f"input: {nrec} records of cldr_names.tsv (repeated), "
               f"{os.path.getsize(blob) >> 20} MB; read_size {READ_SIZE}; "
               f"{mode['rounds']} rounds + {mode['warmup']} warm-up, rows interleaved, wall time")
-        rmed, _ = measure(reader_rows(blob, packed), mode["rounds"], mode["warmup"])
+        rmed, _ = measure(reader_rows(blob, packed, twin), mode["rounds"], mode["warmup"])
         print("\n| reading row | M records/s | ms/run | peak RSS growth MB |")
         print("|---|--:|--:|--:|")
         rss = {}
         for k, v in rmed.items():
-            rss[k] = peak_rss("reader", k, folder, (blob, packed))
+            rss[k] = peak_rss("reader", k, folder, (blob, packed, twin))
             print(f"| {k} | {nrec / v * 1e3:.1f} | {v / 1e6:.0f} | "
                   f"{'?' if rss[k] is None else '%.1f' % (rss[k] / 2**20)} |")
         wmed, _ = measure(writer_rows(folder, nnames), mode["rounds"], mode["warmup"])
@@ -288,6 +305,10 @@ def main(argv=None):
         if "msgpack" in rmed:
             checks.append(("stream_batches / msgpack (>= 3)",
                            rmed["msgpack"] / rmed["stream_batches"], 3))
+            # no target: the same framing without the decoding (module doc)
+            print(f"ascii_batches: {rmed['msgpack'] / rmed['ascii_batches']:.2f}x msgpack's "
+                  f"records per second; stream_batches: "
+                  f"{rmed['ascii_batches'] / rmed['stream_batches']:.2f}x ascii_batches'")
         print("\n| target | measured | met |")
         print("|---|--:|:-:|")
         for name, val, want in checks:
