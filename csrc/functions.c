@@ -108,7 +108,7 @@ mod_encode(PyObject *module, PyObject *const *args, Py_ssize_t nargs, PyObject *
             {
                 uint8_t *dst = (uint8_t *)PyBytes_AS_STRING(out) + pw;
                 Py_BEGIN_ALLOW_THREADS
-                got = u8p_body_encode(&v, U8P_ERR_STRICT, dst);
+                got = u8p_body_encode_pass(&v, dst);
                 Py_END_ALLOW_THREADS
             }
             if (got != body) {
@@ -154,12 +154,13 @@ mod_encode(PyObject *module, PyObject *const *args, Py_ssize_t nargs, PyObject *
         }
     }
     else {
-        body = u8p_body_length(&v, eh);
+        int pass;
+        body = u8p_body_length(&v, eh, &pass);
         if (body >= 0) {
             if ((out = new_prefixed(pf, body, &pw)) == NULL)
                 return NULL;
-            if (u8p_body_encode_counted(&v, eh, (uint8_t *)PyBytes_AS_STRING(out) + pw,
-                                        body) < 0) {
+            if (u8p_body_encode_counted(&v, eh, (uint8_t *)PyBytes_AS_STRING(out) + pw, body,
+                                        pass) < 0) {
                 Py_DECREF(out);
                 return NULL;
             }
@@ -184,7 +185,7 @@ mod_utf8_length(PyObject *module, PyObject *const *args, Py_ssize_t nargs, PyObj
         u8p_parse_errors(errors, &eh, "utf8_length()") < 0 ||
         u8p_str_view(s, &v, "utf8_length() argument") < 0)
         return NULL;
-    body = u8p_body_length(&v, eh);
+    body = u8p_body_length(&v, eh, NULL);
     if (body >= 0)
         return PyLong_FromSsize_t(body);
     if (body != U8P_NEED_CODEC)

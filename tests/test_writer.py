@@ -43,6 +43,7 @@ presets in test_presets.py.
 import gc
 import itertools
 import pickle
+import random
 import sys
 
 import pytest
@@ -372,6 +373,34 @@ def test_code_point_counts_around_the_one_pass_limits(kernels, kind, n):
         assert count == len(record) - at and at == vint_size(count), name
         if n in (31, 42, 63, 127, 16383):
             check_with_exported_view(s)
+
+
+# -- the counted path: the kernels' pass forms -----------------------------
+#
+# With no room for the worst case, a length pass counts the body first; when
+# it found no surrogate (or the handler is "surrogatepass") the encoders'
+# pass forms write it, without their look-ahead for surrogates.  Lengths
+# around their block edges (16-unit blocks, 28 units needed after a block's
+# start, the short cut-offs), a surrogate at each edge or none.
+
+PASS_LENGTHS = (1, 7, 8, 15, 16, 17, 27, 28, 29, 31, 32, 44, 45, 47, 48, 60, 61, 100, 333)
+PASS_POOLS = {"ucs2": "a\u00e9\u0416\u20ac\uffff ", "ucs4": "a\u00e9\u0416\u20ac\U0001F600 "}
+
+
+@pytest.mark.parametrize("kind", sorted(PASS_POOLS))
+def test_counted_path_takes_the_pass_encoders(kernels, kind):
+    rng = random.Random(kind)
+    for n in PASS_LENGTHS:
+        # the kind-forcing code point last, so a surrogate never replaces it
+        base = "".join(rng.choice(PASS_POOLS[kind]) for _ in range(n - 1)) + FORCE[kind]
+        assert storage_kind(base) == kind
+        cases = [base]
+        for at in sorted({0, 12, 15, 16, 27, 28, n // 2, n - 2}):
+            if 0 <= at < n - 1:
+                cases.append(base[:at] + "\ud800" + base[at + 1:])
+        for s in cases:
+            for errors in ("strict", "surrogatepass", "replace"):
+                check_string(s, errors, capacities=(0,))
 
 
 # -- UTF-8 length crossing a VInt width at a fixed code-point count ---------

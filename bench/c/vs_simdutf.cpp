@@ -43,8 +43,10 @@
  * Contenders, per workload:
  *   utf8pfx <table>  for every table the CPU runs (u8p_kernel_tables:
  *                    scalar, sse, avx2, the avx512 tables / neon): len_ucsN, then
- *                    enc_ucsN into the buffer (what the writer does for a
- *                    str whose size it does not know).  "default" is
+ *                    enc_ucsN into the buffer, its pass form (enc_ucs2_pass,
+ *                    enc_ucs4_pass) when the length pass counted no
+ *                    surrogate: what the writer does for a str whose size
+ *                    it does not know.  "default" is
  *                    u8p_select_kernels(NULL), the level the extension picks.
  *   simdutf          its runtime-dispatched implementation (name printed),
  *                    the no-validation converters, the peer of utf8pfx's
@@ -159,10 +161,20 @@ u8p_one(const u8p_kernels *k, const Str &s, uint8_t *dst)
         done = s.n;
     } else if (KIND == 2) {
         len = k->len_ucs2((const uint16_t *)s.units, s.n, &ns);
-        w = k->enc_ucs2((const uint16_t *)s.units, s.n, dst, &done);
+        if (ns == 0) {
+            w = k->enc_ucs2_pass((const uint16_t *)s.units, s.n, dst);
+            done = s.n;
+        } else {
+            w = k->enc_ucs2((const uint16_t *)s.units, s.n, dst, &done);
+        }
     } else {
         len = k->len_ucs4((const uint32_t *)s.units, s.n, &ns);
-        w = k->enc_ucs4((const uint32_t *)s.units, s.n, dst, &done);
+        if (ns == 0) {
+            w = k->enc_ucs4_pass((const uint32_t *)s.units, s.n, dst);
+            done = s.n;
+        } else {
+            w = k->enc_ucs4((const uint32_t *)s.units, s.n, dst, &done);
+        }
     }
     /* a surrogate (never in these inputs; checked) would show as ns > 0 or
      * done < n: both must be 0 / n, so fold them in to keep them live */
@@ -210,10 +222,12 @@ call_once(const Contender &c, int kind, const Str &s, uint8_t *dst, size_t *len,
             *w = k->enc_ucs1((const uint8_t *)s.units, s.n, dst);
         } else if (kind == 2) {
             *len = k->len_ucs2((const uint16_t *)s.units, s.n, ns);
-            *w = k->enc_ucs2((const uint16_t *)s.units, s.n, dst, done);
+            *w = *ns == 0 ? k->enc_ucs2_pass((const uint16_t *)s.units, s.n, dst)
+                          : k->enc_ucs2((const uint16_t *)s.units, s.n, dst, done);
         } else {
             *len = k->len_ucs4((const uint32_t *)s.units, s.n, ns);
-            *w = k->enc_ucs4((const uint32_t *)s.units, s.n, dst, done);
+            *w = *ns == 0 ? k->enc_ucs4_pass((const uint32_t *)s.units, s.n, dst)
+                          : k->enc_ucs4((const uint32_t *)s.units, s.n, dst, done);
         }
         return;
     }

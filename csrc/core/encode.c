@@ -60,10 +60,12 @@ static Py_ssize_t adjust_for_surrogates(const u8p_str *v, u8p_errors eh, size_t 
                                         size_t nsurr);
 
 Py_ssize_t
-u8p_body_length(const u8p_str *v, u8p_errors eh)
+u8p_body_length(const u8p_str *v, u8p_errors eh, int *pass)
 {
     size_t len, nsurr = 0;
 
+    if (pass)
+        *pass = 1;
     if (v->ascii)
         return v->n;
     switch (v->kind) {
@@ -78,6 +80,8 @@ u8p_body_length(const u8p_str *v, u8p_errors eh)
     }
     if (nsurr == 0)
         return (Py_ssize_t)len;
+    if (pass)
+        *pass = eh == U8P_ERR_SURROGATEPASS;
     return adjust_for_surrogates(v, eh, len, nsurr);
 }
 
@@ -210,10 +214,32 @@ u8p_prefixed_encode(const u8p_str *v, u8p_errors eh, u8p_prefix pf, uint8_t *dst
     return bw + body;
 }
 
-int
-u8p_body_encode_counted(const u8p_str *v, u8p_errors eh, uint8_t *dst, Py_ssize_t expected)
+Py_ssize_t
+u8p_body_encode_pass(const u8p_str *v, uint8_t *dst)
 {
-    if (u8p_body_encode(v, eh, dst) != expected) {
+    size_t n = (size_t)v->n;
+    if (v->ascii) {
+        if (n)
+            memcpy(dst, v->data, n);
+        return (Py_ssize_t)n;
+    }
+    switch (v->kind) {
+    case PyUnicode_1BYTE_KIND:
+        return (Py_ssize_t)u8p_K->enc_ucs1((const uint8_t *)v->data, n, dst);
+    case PyUnicode_2BYTE_KIND:
+        return (Py_ssize_t)u8p_K->enc_ucs2_pass((const uint16_t *)v->data, n, dst);
+    default:
+        return (Py_ssize_t)u8p_K->enc_ucs4_pass((const uint32_t *)v->data, n, dst);
+    }
+}
+
+int
+u8p_body_encode_counted(const u8p_str *v, u8p_errors eh, uint8_t *dst, Py_ssize_t expected,
+                        int pass)
+{
+    /* a length pass that found no surrogate lets the encoder skip its
+     * look-ahead for them */
+    if ((pass ? u8p_body_encode_pass(v, dst) : u8p_body_encode(v, eh, dst)) != expected) {
         PyErr_SetString(PyExc_SystemError, "utf8pfx: length and encoding kernels disagree");
         return -1;
     }
@@ -341,7 +367,7 @@ u8p_mbody_length(const u8p_str *v, u8p_errors eh)
 {
     size_t nsurr = 0, len;
     if (MUTF8_VIA_KERNELS(eh)) {
-        Py_ssize_t r = u8p_body_length(v, eh);
+        Py_ssize_t r = u8p_body_length(v, eh, NULL);
         if (r < 0)
             return r;
         return r + (Py_ssize_t)u8p_mutf8_extra(v->data, v->kind, (size_t)v->n);
@@ -499,8 +525,8 @@ done:
 PyObject *
 u8p_body_bytes(const u8p_str *v, u8p_errors eh, PyObject *errors, u8p_encoding enc)
 {
-    int m = enc == U8P_ENC_MUTF8 && u8p_mutf8_differs(v);
-    Py_ssize_t body = m ? u8p_mbody_length(v, eh) : u8p_body_length(v, eh);
+    int m = enc == U8P_ENC_MUTF8 && u8p_mutf8_differs(v), pass = 0;
+    Py_ssize_t body = m ? u8p_mbody_length(v, eh) : u8p_body_length(v, eh, &pass);
     PyObject *out;
     if (body == U8P_NEED_CODEC)
         return m ? u8p_mbody_via_handler(v, errors) : u8p_body_via_codec(v, errors);
@@ -516,7 +542,7 @@ u8p_body_bytes(const u8p_str *v, u8p_errors eh, PyObject *errors, u8p_encoding e
             return NULL;
         }
     }
-    else if (u8p_body_encode_counted(v, eh, (uint8_t *)PyBytes_AS_STRING(out), body) < 0) {
+    else if (u8p_body_encode_counted(v, eh, (uint8_t *)PyBytes_AS_STRING(out), body, pass) < 0) {
         Py_DECREF(out);
         return NULL;
     }

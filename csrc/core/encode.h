@@ -259,8 +259,11 @@ u8p_max_utf8(int ascii, int kind)
 /*
  * Exact body length without encoding; -1 with an exception (strict on a
  * surrogate: the UnicodeEncodeError CPython raises), or U8P_NEED_CODEC.
+ * With `pass` (may be NULL), *pass says whether the body is what the
+ * kernels' pass forms write (the str holds no surrogate, or the handler is
+ * "surrogatepass"), for u8p_body_encode_counted.
  */
-Py_ssize_t u8p_body_length(const u8p_str *v, u8p_errors eh);
+Py_ssize_t u8p_body_length(const u8p_str *v, u8p_errors eh, int *pass);
 
 /*
  * Encodes the body into dst, which has room for n * u8p_max_utf8(v->ascii, v->kind);
@@ -281,11 +284,22 @@ Py_ssize_t u8p_body_encode(const u8p_str *v, u8p_errors eh, uint8_t *dst);
 Py_ssize_t u8p_prefixed_encode(const u8p_str *v, u8p_errors eh, u8p_prefix pf, uint8_t *dst);
 
 /*
- * Encodes a body whose length u8p_body_length gave as `expected` (so no
- * error can arise); returns 0, or -1 with SystemError if the kernels'
- * length and encoding disagree (a bug, reported rather than written).
+ * The body through the kernels' pass forms (kernels.h): every code point,
+ * a surrogate in its 3-byte form.  The body under every handler for a str
+ * without surrogates, and under "surrogatepass" for any str; faster than
+ * u8p_body_encode where the encoders would otherwise look ahead for
+ * surrogates.  Calls no Python code (GIL-free); returns the bytes written.
  */
-int u8p_body_encode_counted(const u8p_str *v, u8p_errors eh, uint8_t *dst, Py_ssize_t expected);
+Py_ssize_t u8p_body_encode_pass(const u8p_str *v, uint8_t *dst);
+
+/*
+ * Encodes a body whose length u8p_body_length gave as `expected`, and
+ * `pass` as its *pass (so no error can arise); returns 0, or -1 with
+ * SystemError if the kernels' length and encoding disagree (a bug,
+ * reported rather than written).
+ */
+int u8p_body_encode_counted(const u8p_str *v, u8p_errors eh, uint8_t *dst, Py_ssize_t expected,
+                            int pass);
 
 /* ---- large bodies without the GIL ---------------------------------------
  *
@@ -310,9 +324,8 @@ u8p_str_is_big(const u8p_str *v)
 /*
  * GIL-free (kernels only): the UTF-8 body length of v counting each
  * surrogate as 3 bytes, and the number of surrogates in *nsurr.  With
- * *nsurr == 0 the length is the body under every handler, and
- * u8p_body_encode(v, eh, dst) is GIL-free too (it calls no Python code on a
- * surrogate-free str).
+ * *nsurr == 0 the length is the body under every handler, which
+ * u8p_body_encode_pass writes.
  */
 size_t u8p_body_length_nogil(const u8p_str *v, size_t *nsurr);
 

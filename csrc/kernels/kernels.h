@@ -25,6 +25,13 @@
  *       surrogate (or n), stores k in *done and returns the bytes written.
  *       The glue applies the error handler to the surrogate run and calls
  *       again on the rest.
+ *   enc_ucs2_pass(src, n, dst) / enc_ucs4_pass(src, n, dst)
+ *       writes the UTF-8 of all n code points, each surrogate in its 3-byte
+ *       form (what "surrogatepass" writes), and returns the bytes written:
+ *       len_ucs2's / len_ucs4's count.  For a caller that has counted: the
+ *       glue takes this form after a length pass that found no surrogate
+ *       (and under "surrogatepass"), so a level whose encoder looks ahead
+ *       for surrogates before each block can skip the look.
  *
  * dst must have room for the exact UTF-8 length of what is encoded
  * (at most 2, 3 or 4 bytes a code point for UCS1/2/4).  Kernels never read
@@ -112,6 +119,9 @@ typedef struct u8p_kernels {
     size_t (*enc_ucs1)(const uint8_t *src, size_t n, uint8_t *dst);
     size_t (*enc_ucs2)(const uint16_t *src, size_t n, uint8_t *dst, size_t *done);
     size_t (*enc_ucs4)(const uint32_t *src, size_t n, uint8_t *dst, size_t *done);
+
+    size_t (*enc_ucs2_pass)(const uint16_t *src, size_t n, uint8_t *dst);
+    size_t (*enc_ucs4_pass)(const uint32_t *src, size_t n, uint8_t *dst);
 } u8p_kernels;
 
 /* Implementations; each exists only where it is compiled for the target. */

@@ -213,6 +213,7 @@ writer_put_view(WriterObject *w, const u8p_str *vp)
 #define v (*vp)
     Py_ssize_t pw, body, maxb;
     uint8_t *dst;
+    int pass;
     const u8p_prefix pf = w->prefix;
 
     if (w->enc == U8P_ENC_MUTF8 && u8p_mutf8_differs(&v))
@@ -275,7 +276,7 @@ writer_put_view(WriterObject *w, const u8p_str *vp)
         }
     }
 
-    body = u8p_body_length(&v, w->eh);
+    body = u8p_body_length(&v, w->eh, &pass);
     if (body == U8P_NEED_CODEC)
         return writer_put_via_codec(w, &v);
     if (body < 0)
@@ -287,7 +288,7 @@ writer_put_view(WriterObject *w, const u8p_str *vp)
         return -1;
     dst = w->buf + w->len;
     dst += u8p_prefix_write(pf, dst, (uint64_t)body);
-    if (u8p_body_encode_counted(&v, w->eh, dst, body) < 0)
+    if (u8p_body_encode_counted(&v, w->eh, dst, body, pass) < 0)
         return -1;
     w->len += pw + body;
     return pw + body;
@@ -346,7 +347,7 @@ writer_put_big(WriterObject *w, const u8p_str *v)
     dst = w->buf + w->len;
     u8p_prefix_write(w->prefix, dst, (uint64_t)body);
     Py_BEGIN_ALLOW_THREADS
-    got = u8p_body_encode(v, U8P_ERR_STRICT, dst + pw); /* surrogate-free: no Python */
+    got = u8p_body_encode_pass(v, dst + pw); /* surrogate-free: no Python */
     Py_END_ALLOW_THREADS
     u8p_objlock_exit(&w->nogil);
     if (got != body) {

@@ -386,6 +386,25 @@ check_case(int kind, const void *units, size_t n, const char *label)
     if (check_vbmi2_on && n > 32 && n <= 127)
         check_vbmi2_room_long(kind, src, n, full, surr, label);
 #endif
+    /* the pass forms (after the VBMI2 steps, which compare with the bytes
+     * up to the first surrogate): every unit, a surrogate in its 3-byte
+     * form, into exactly len's count */
+    if (kind != 1) {
+        for (i = 0, out = 0; i < n; i++)
+            out += ref_utf8((uint32_t)cp_at(kind, units, i), check_expect + out);
+        for (li = 0; li < check_nlevels; li++) {
+            const u8p_kernels *k = check_levels[li];
+            const char *kname = check_level_names[li];
+            uint8_t *dst = check_dst_at(full);
+            size_t r;
+            guard_cur_level = kname;
+            guard_cur_label = label;
+            r = kind == 2 ? k->enc_ucs2_pass(src, n, dst) : k->enc_ucs4_pass(src, n, dst);
+            if (r != full)
+                check_fail(kname, kind, "enc_pass", label, n, "bytes", r, full);
+            check_bytes(kname, kind, "enc_pass", label, n, dst, full);
+        }
+    }
     return check_failures - before;
 }
 

@@ -294,6 +294,9 @@ neon_enc_ucs4(const uint32_t *src, size_t n, uint8_t *dst, size_t *done)
     return (size_t)(d - dst) + w;
 }
 
+U8P_DEFINE_ENC_PASS(static, neon_enc_ucs2_pass, uint16_t, neon_enc_ucs2)
+U8P_DEFINE_ENC_PASS(static, neon_enc_ucs4_pass, uint32_t, neon_enc_ucs4)
+
 const u8p_kernels u8p_kernels_neon = {
     "neon",
     neon_len_ucs1,
@@ -302,6 +305,8 @@ const u8p_kernels u8p_kernels_neon = {
     neon_enc_ucs1,
     neon_enc_ucs2,
     neon_enc_ucs4,
+    neon_enc_ucs2_pass,
+    neon_enc_ucs4_pass,
 };
 
 #else /* !U8P_ARM_NEON */

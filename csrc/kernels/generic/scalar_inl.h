@@ -204,4 +204,39 @@ u8p_scalar_enc_ucs4(const uint32_t *src, size_t n, uint8_t *dst, size_t *done)
     return (size_t)(d - dst);
 }
 
+/* A surrogate's 3-byte form, what "surrogatepass" writes, at d; returns 3. */
+static inline size_t
+u8p_enc_surrogate(uint32_t c, uint8_t *d)
+{
+    d[0] = (uint8_t)(0xE0 | (c >> 12));
+    d[1] = (uint8_t)(0x80 | ((c >> 6) & 0x3F));
+    d[2] = (uint8_t)(0x80 | (c & 0x3F));
+    return 3;
+}
+
+/*
+ * Defines `name`, the enc_ucs2_pass / enc_ucs4_pass of kernels.h made from
+ * an encoder `enc` that stops at surrogates: enc on each surrogate-free
+ * run, each surrogate's 3-byte form between.  On a str without surrogates
+ * that is one call of enc, so a level whose encoder needs no look-ahead
+ * for surrogates (or whose look costs little) takes this form.  `attrs`
+ * are the function's attributes (a target, `static`).
+ */
+#define U8P_DEFINE_ENC_PASS(attrs, name, T, enc)                              \
+    attrs size_t name(const T *src, size_t n, uint8_t *dst)                   \
+    {                                                                         \
+        uint8_t *d = dst;                                                     \
+        size_t i = 0, done;                                                   \
+        while (i < n) {                                                       \
+            d += enc(src + i, n - i, d, &done);                               \
+            i += done;                                                        \
+            if (i < n)                                                        \
+                d += u8p_enc_surrogate(src[i++], d);                          \
+        }                                                                     \
+        return (size_t)(d - dst);                                             \
+    }
+
+U8P_DEFINE_ENC_PASS(static inline, u8p_scalar_enc_ucs2_pass, uint16_t, u8p_scalar_enc_ucs2)
+U8P_DEFINE_ENC_PASS(static inline, u8p_scalar_enc_ucs4_pass, uint32_t, u8p_scalar_enc_ucs4)
+
 #endif /* UTF8PFX_SCALAR_INL_H */

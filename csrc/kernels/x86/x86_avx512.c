@@ -299,6 +299,11 @@ vbmi2_enc_ucs4(const uint32_t *src, size_t n, uint8_t *dst, size_t *done)
     return (size_t)(d - dst);
 }
 
+/* the VBMI2 encoders look for surrogates inside each step, at no extra
+ * pass: their pass forms only add the surrogates' bytes */
+U8P_DEFINE_ENC_PASS(U8P_VBMI2 static, vbmi2_enc_ucs2_pass, uint16_t, vbmi2_enc_ucs2)
+U8P_DEFINE_ENC_PASS(U8P_VBMI2 static, vbmi2_enc_ucs4_pass, uint32_t, vbmi2_enc_ucs4)
+
 const u8p_kernels u8p_kernels_avx512_vbmi2 = {
     "avx512-vbmi2",
     avx512_len_ucs1,
@@ -307,6 +312,8 @@ const u8p_kernels u8p_kernels_avx512_vbmi2 = {
     vbmi2_enc_ucs1,
     vbmi2_enc_ucs2,
     vbmi2_enc_ucs4,
+    vbmi2_enc_ucs2_pass,
+    vbmi2_enc_ucs4_pass,
 };
 
 /* ------------------------------------------- the "avx512" level's table */
@@ -338,16 +345,24 @@ avx512_enc1(const uint8_t *src, size_t n, uint8_t *dst)
     }
 DEFINE_BY_SIZE(avx512_enc2, uint16_t, AVX512_SHORT_UCS2, vbmi2_enc_ucs2, u8p_avx2_enc_ucs2)
 
+U8P_VBMI2 static size_t
+avx512_enc2_pass(const uint16_t *src, size_t n, uint8_t *dst)
+{
+    return (n < AVX512_SHORT_UCS2 ? vbmi2_enc_ucs2_pass : u8p_avx2_enc_ucs2_pass)(src, n, dst);
+}
+
 /* AVX-512 F + BW */
 const u8p_kernels u8p_kernels_avx512 = {
     "avx512",          avx512_len_ucs1,   u8p_avx2_len_ucs2,       u8p_avx2_len_ucs4,
     u8p_avx2_enc_ucs1, u8p_avx2_enc_ucs2, u8p_avx2_enc_ucs4,
+    u8p_avx2_enc_ucs2_pass, u8p_avx2_enc_ucs4_pass,
 };
 
 /* + VBMI2 */
 const u8p_kernels u8p_kernels_avx512_mixed = {
     "avx512",    avx512_len_ucs1, u8p_avx2_len_ucs2, vbmi_len_ucs4,
     avx512_enc1, avx512_enc2, vbmi2_enc_ucs4,
+    avx512_enc2_pass, vbmi2_enc_ucs4_pass,
 };
 
 /* --------------------------------------- the "avx512" level on Intel cores */
@@ -454,10 +469,12 @@ intel_enc1(const uint8_t *src, size_t n, uint8_t *dst)
 }
 
 DEFINE_BY_SIZE(intel_enc2, uint16_t, INTEL_LONG_UCS2, vbmi2_enc_ucs2, vbmi2_long_ucs2)
+U8P_DEFINE_ENC_PASS(U8P_VBMI2 static, intel_enc2_pass, uint16_t, intel_enc2)
 
 const u8p_kernels u8p_kernels_avx512_intel = {
     "avx512",   avx512_len_ucs1, avx512_len_ucs2, vbmi_len_ucs4,
     intel_enc1, intel_enc2,      vbmi2_enc_ucs4,
+    intel_enc2_pass, vbmi2_enc_ucs4_pass,
 };
 
 #else /* !U8P_X86_SIMD */

@@ -643,9 +643,39 @@ EN(enc_ucs4)(const uint32_t *src, size_t n, uint8_t *dst, size_t *done)
     return (size_t)(d - dst) + w;
 }
 
+/* The pass forms (kernels.h): every unit is encoded, a surrogate by the
+ * 3-byte steps like any unit from U+0800 (the ladder and enc4 have no
+ * surrogate case), so a block needs only ENC_NEED units after its start
+ * (each takes a byte at least): no look-ahead for surrogates, no scan. */
+U8P_ET size_t
+EN(enc_ucs2_pass)(const uint16_t *src, size_t n, uint8_t *dst)
+{
+    uint8_t *d = dst;
+    size_t i = 0, k;
+    if (n < U8P_X86_MIN_UNITS_UCS2)
+        return u8p_scalar_enc_ucs2_pass(src, n, dst);
+    for (; i + ENC_NEED <= n; i += 16)
+        d += EN(ucs2x16)(src + i, d);
+    /* the last 12 to 27 units (or all n < ENC_NEED) */
+    return (size_t)(d - dst) + EN(part)(src + i, n - i, d, &k, 0, 0);
+}
+
+U8P_ET size_t
+EN(enc_ucs4_pass)(const uint32_t *src, size_t n, uint8_t *dst)
+{
+    uint8_t *d = dst;
+    size_t i = 0, k;
+    if (n < ENC_MIN_UCS4)
+        return u8p_scalar_enc_ucs4_pass(src, n, dst);
+    for (; i + ENC_NEED <= n; i += 16)
+        d += EN(ucs4x16p)(src + i, d);
+    return (size_t)(d - dst) + EN(part)(src + i, n - i, d, &k, 1, 0);
+}
+
 const u8p_kernels ENC_TABLE = {
     ENC_NAME,       EN(len_ucs1), EN(len_ucs2), EN(len_ucs4),
     EN(enc_ucs1),   EN(enc_ucs2), EN(enc_ucs4),
+    EN(enc_ucs2_pass), EN(enc_ucs4_pass),
 };
 
 #undef ENC_AT1
