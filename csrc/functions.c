@@ -124,7 +124,7 @@ mod_encode(PyObject *module, PyObject *const *args, Py_ssize_t nargs, PyObject *
     /* short strings: one pass into the stack, then one exact copy */
     if (v.n <= (Py_ssize_t)sizeof tmp / 4 &&
         v.n * u8p_max_utf8(v.ascii, v.kind) <= (Py_ssize_t)sizeof tmp) {
-        body = u8p_body_encode(&v, eh, tmp);
+        body = u8p_body_encode_room(&v, eh, tmp);
         if (body >= 0)
             return prefixed_bytes(pf, tmp, body);
     }

@@ -375,20 +375,21 @@ def test_code_point_counts_around_the_one_pass_limits(kernels, kind, n):
             check_with_exported_view(s)
 
 
-# -- the counted path: the kernels' pass forms -----------------------------
+# -- the kernels' pass forms, counted or not --------------------------------
 #
-# With no room for the worst case, a length pass counts the body first; when
-# it found no surrogate (or the handler is "surrogatepass") the encoders'
-# pass forms write it, without their look-ahead for surrogates.  Lengths
-# around their block edges (16-unit blocks, 28 units needed after a block's
-# start, the short cut-offs), a surrogate at each edge or none.
+# With room for the worst case, the encoders' pass forms write the body and
+# note lone surrogates (a str with one is encoded again the ordinary way,
+# unless the handler is "surrogatepass"); without that room, a length pass
+# counts first, and the pass forms write the body when it found none.
+# Lengths around their block edges (16-unit blocks, 28 units needed after a
+# block's start, the short cut-offs), a surrogate at each edge or none.
 
 PASS_LENGTHS = (1, 7, 8, 15, 16, 17, 27, 28, 29, 31, 32, 44, 45, 47, 48, 60, 61, 100, 333)
 PASS_POOLS = {"ucs2": "a\u00e9\u0416\u20ac\uffff ", "ucs4": "a\u00e9\u0416\u20ac\U0001F600 "}
 
 
 @pytest.mark.parametrize("kind", sorted(PASS_POOLS))
-def test_counted_path_takes_the_pass_encoders(kernels, kind):
+def test_pass_encoders_one_pass_and_counted(kernels, kind):
     rng = random.Random(kind)
     for n in PASS_LENGTHS:
         # the kind-forcing code point last, so a surrogate never replaces it
@@ -400,7 +401,7 @@ def test_counted_path_takes_the_pass_encoders(kernels, kind):
                 cases.append(base[:at] + "\ud800" + base[at + 1:])
         for s in cases:
             for errors in ("strict", "surrogatepass", "replace"):
-                check_string(s, errors, capacities=(0,))
+                check_string(s, errors, capacities=(0, None))
 
 
 # -- UTF-8 length crossing a VInt width at a fixed code-point count ---------

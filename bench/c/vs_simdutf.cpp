@@ -162,7 +162,7 @@ u8p_one(const u8p_kernels *k, const Str &s, uint8_t *dst)
     } else if (KIND == 2) {
         len = k->len_ucs2((const uint16_t *)s.units, s.n, &ns);
         if (ns == 0) {
-            w = k->enc_ucs2_pass((const uint16_t *)s.units, s.n, dst);
+            w = k->enc_ucs2_pass((const uint16_t *)s.units, s.n, dst, nullptr);
             done = s.n;
         } else {
             w = k->enc_ucs2((const uint16_t *)s.units, s.n, dst, &done);
@@ -170,7 +170,7 @@ u8p_one(const u8p_kernels *k, const Str &s, uint8_t *dst)
     } else {
         len = k->len_ucs4((const uint32_t *)s.units, s.n, &ns);
         if (ns == 0) {
-            w = k->enc_ucs4_pass((const uint32_t *)s.units, s.n, dst);
+            w = k->enc_ucs4_pass((const uint32_t *)s.units, s.n, dst, nullptr);
             done = s.n;
         } else {
             w = k->enc_ucs4((const uint32_t *)s.units, s.n, dst, &done);
@@ -222,11 +222,11 @@ call_once(const Contender &c, int kind, const Str &s, uint8_t *dst, size_t *len,
             *w = k->enc_ucs1((const uint8_t *)s.units, s.n, dst);
         } else if (kind == 2) {
             *len = k->len_ucs2((const uint16_t *)s.units, s.n, ns);
-            *w = *ns == 0 ? k->enc_ucs2_pass((const uint16_t *)s.units, s.n, dst)
+            *w = *ns == 0 ? k->enc_ucs2_pass((const uint16_t *)s.units, s.n, dst, nullptr)
                           : k->enc_ucs2((const uint16_t *)s.units, s.n, dst, done);
         } else {
             *len = k->len_ucs4((const uint32_t *)s.units, s.n, ns);
-            *w = *ns == 0 ? k->enc_ucs4_pass((const uint32_t *)s.units, s.n, dst)
+            *w = *ns == 0 ? k->enc_ucs4_pass((const uint32_t *)s.units, s.n, dst, nullptr)
                           : k->enc_ucs4((const uint32_t *)s.units, s.n, dst, done);
         }
         return;

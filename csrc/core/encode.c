@@ -204,7 +204,7 @@ Py_ssize_t
 u8p_prefixed_encode(const u8p_str *v, u8p_errors eh, u8p_prefix pf, uint8_t *dst)
 {
     Py_ssize_t pw = (Py_ssize_t)u8p_prefix_size(pf, (uint64_t)v->n), bw;
-    Py_ssize_t body = u8p_body_encode(v, eh, dst + pw);
+    Py_ssize_t body = u8p_body_encode_room(v, eh, dst + pw);
     if (body < 0)
         return body;
     bw = (Py_ssize_t)u8p_prefix_size(pf, (uint64_t)body);
@@ -227,10 +227,28 @@ u8p_body_encode_pass(const u8p_str *v, uint8_t *dst)
     case PyUnicode_1BYTE_KIND:
         return (Py_ssize_t)u8p_K->enc_ucs1((const uint8_t *)v->data, n, dst);
     case PyUnicode_2BYTE_KIND:
-        return (Py_ssize_t)u8p_K->enc_ucs2_pass((const uint16_t *)v->data, n, dst);
+        return (Py_ssize_t)u8p_K->enc_ucs2_pass((const uint16_t *)v->data, n, dst, NULL);
     default:
-        return (Py_ssize_t)u8p_K->enc_ucs4_pass((const uint32_t *)v->data, n, dst);
+        return (Py_ssize_t)u8p_K->enc_ucs4_pass((const uint32_t *)v->data, n, dst, NULL);
     }
+}
+
+Py_ssize_t
+u8p_body_encode_room(const u8p_str *v, u8p_errors eh, uint8_t *dst)
+{
+    int surr = 0;
+    Py_ssize_t r;
+    if (v->ascii || v->kind == PyUnicode_1BYTE_KIND)
+        return u8p_body_encode(v, eh, dst);
+    if (v->kind == PyUnicode_2BYTE_KIND)
+        r = (Py_ssize_t)u8p_K->enc_ucs2_pass((const uint16_t *)v->data, (size_t)v->n, dst, &surr);
+    else
+        r = (Py_ssize_t)u8p_K->enc_ucs4_pass((const uint32_t *)v->data, (size_t)v->n, dst, &surr);
+    if (!surr || eh == U8P_ERR_SURROGATEPASS)
+        return r;
+    /* a lone surrogate: the handler decides, on the ordinary road (the
+     * pass wrote no more than the worst case, which dst has room for) */
+    return u8p_body_encode(v, eh, dst);
 }
 
 int

@@ -293,6 +293,15 @@ Py_ssize_t u8p_prefixed_encode(const u8p_str *v, u8p_errors eh, u8p_prefix pf, u
 Py_ssize_t u8p_body_encode_pass(const u8p_str *v, uint8_t *dst);
 
 /*
+ * u8p_body_encode where dst has room for the worst case: the pass forms
+ * first, which note the lone surrogates instead of looking ahead for them
+ * before each block (the common str has none); a str that has one is
+ * encoded again by u8p_body_encode, unless the handler is "surrogatepass".
+ * Same results.
+ */
+Py_ssize_t u8p_body_encode_room(const u8p_str *v, u8p_errors eh, uint8_t *dst);
+
+/*
  * Encodes a body whose length u8p_body_length gave as `expected`, and
  * `pass` as its *pass (so no error can arise); returns 0, or -1 with
  * SystemError if the kernels' length and encoding disagree (a bug,

@@ -25,13 +25,14 @@
  *       surrogate (or n), stores k in *done and returns the bytes written.
  *       The glue applies the error handler to the surrogate run and calls
  *       again on the rest.
- *   enc_ucs2_pass(src, n, dst) / enc_ucs4_pass(src, n, dst)
+ *   enc_ucs2_pass(src, n, dst, &surr) / enc_ucs4_pass(src, n, dst, &surr)
  *       writes the UTF-8 of all n code points, each surrogate in its 3-byte
  *       form (what "surrogatepass" writes), and returns the bytes written:
- *       len_ucs2's / len_ucs4's count.  For a caller that has counted: the
- *       glue takes this form after a length pass that found no surrogate
- *       (and under "surrogatepass"), so a level whose encoder looks ahead
- *       for surrogates before each block can skip the look.
+ *       len_ucs2's / len_ucs4's count.  With surr non-NULL, *surr is set
+ *       to 1 if a surrogate was among them, else 0.  A level whose encoder
+ *       looks ahead for surrogates before each block skips the look here;
+ *       the glue takes this form first when it has room for the worst
+ *       case, and again (surr NULL) after a length pass that found none.
  *
  * dst must have room for the exact UTF-8 length of what is encoded
  * (at most 2, 3 or 4 bytes a code point for UCS1/2/4).  Kernels never read
@@ -120,8 +121,8 @@ typedef struct u8p_kernels {
     size_t (*enc_ucs2)(const uint16_t *src, size_t n, uint8_t *dst, size_t *done);
     size_t (*enc_ucs4)(const uint32_t *src, size_t n, uint8_t *dst, size_t *done);
 
-    size_t (*enc_ucs2_pass)(const uint16_t *src, size_t n, uint8_t *dst);
-    size_t (*enc_ucs4_pass)(const uint32_t *src, size_t n, uint8_t *dst);
+    size_t (*enc_ucs2_pass)(const uint16_t *src, size_t n, uint8_t *dst, int *surr);
+    size_t (*enc_ucs4_pass)(const uint32_t *src, size_t n, uint8_t *dst, int *surr);
 } u8p_kernels;
 
 /* Implementations; each exists only where it is compiled for the target. */

@@ -397,12 +397,24 @@ check_case(int kind, const void *units, size_t n, const char *label)
             const char *kname = check_level_names[li];
             uint8_t *dst = check_dst_at(full);
             size_t r;
+            int flag = -1;
             guard_cur_level = kname;
             guard_cur_label = label;
-            r = kind == 2 ? k->enc_ucs2_pass(src, n, dst) : k->enc_ucs4_pass(src, n, dst);
+            /* without the flag, then with it (another specialization) */
+            r = kind == 2 ? k->enc_ucs2_pass(src, n, dst, NULL)
+                          : k->enc_ucs4_pass(src, n, dst, NULL);
             if (r != full)
                 check_fail(kname, kind, "enc_pass", label, n, "bytes", r, full);
             check_bytes(kname, kind, "enc_pass", label, n, dst, full);
+            dst = check_dst_at(full);
+            r = kind == 2 ? k->enc_ucs2_pass(src, n, dst, &flag)
+                          : k->enc_ucs4_pass(src, n, dst, &flag);
+            if (r != full)
+                check_fail(kname, kind, "enc_pass+flag", label, n, "bytes", r, full);
+            if (flag != (surr > 0))
+                check_fail(kname, kind, "enc_pass+flag", label, n, "surrogate flag", (size_t)flag,
+                           surr > 0);
+            check_bytes(kname, kind, "enc_pass+flag", label, n, dst, full);
         }
     }
     return check_failures - before;

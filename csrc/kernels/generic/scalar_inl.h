@@ -223,16 +223,21 @@ u8p_enc_surrogate(uint32_t c, uint8_t *d)
  * are the function's attributes (a target, `static`).
  */
 #define U8P_DEFINE_ENC_PASS(attrs, name, T, enc)                              \
-    attrs size_t name(const T *src, size_t n, uint8_t *dst)                   \
+    attrs size_t name(const T *src, size_t n, uint8_t *dst, int *surr)        \
     {                                                                         \
         uint8_t *d = dst;                                                     \
         size_t i = 0, done;                                                   \
+        int any = 0;                                                          \
         while (i < n) {                                                       \
             d += enc(src + i, n - i, d, &done);                               \
             i += done;                                                        \
-            if (i < n)                                                        \
+            if (i < n) {                                                      \
                 d += u8p_enc_surrogate(src[i++], d);                          \
+                any = 1;                                                      \
+            }                                                                 \
         }                                                                     \
+        if (surr)                                                             \
+            *surr = any;                                                      \
         return (size_t)(d - dst);                                             \
     }
 

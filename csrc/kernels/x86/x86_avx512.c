@@ -346,9 +346,9 @@ avx512_enc1(const uint8_t *src, size_t n, uint8_t *dst)
 DEFINE_BY_SIZE(avx512_enc2, uint16_t, AVX512_SHORT_UCS2, vbmi2_enc_ucs2, u8p_avx2_enc_ucs2)
 
 U8P_VBMI2 static size_t
-avx512_enc2_pass(const uint16_t *src, size_t n, uint8_t *dst)
+avx512_enc2_pass(const uint16_t *src, size_t n, uint8_t *dst, int *surr)
 {
-    return (n < AVX512_SHORT_UCS2 ? vbmi2_enc_ucs2_pass : u8p_avx2_enc_ucs2_pass)(src, n, dst);
+    return (n < AVX512_SHORT_UCS2 ? vbmi2_enc_ucs2_pass : u8p_avx2_enc_ucs2_pass)(src, n, dst, surr);
 }
 
 /* AVX-512 F + BW */

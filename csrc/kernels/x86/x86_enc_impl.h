@@ -646,30 +646,88 @@ EN(enc_ucs4)(const uint32_t *src, size_t n, uint8_t *dst, size_t *done)
 /* The pass forms (kernels.h): every unit is encoded, a surrogate by the
  * 3-byte steps like any unit from U+0800 (the ladder and enc4 have no
  * surrogate case), so a block needs only ENC_NEED units after its start
- * (each takes a byte at least): no look-ahead for surrogates, no scan. */
-U8P_ET size_t
-EN(enc_ucs2_pass)(const uint16_t *src, size_t n, uint8_t *dst)
+ * (each takes a byte at least): no look-ahead for surrogates, no scan.
+ * With flag, the surrogates are only noted: only a vector that takes the
+ * 3-byte or the general step can hold one, so the vectors of ASCII and of
+ * 2-byte text (most of Latin, Cyrillic, Greek) pay nothing for it. */
+EN_INL size_t
+EN(ladder_pass)(vec w16, vec probe, vec not7f, vec not7ff, uint8_t *d, vec *s, int flag)
+{
+    if (vtestz(probe, not7f)) {
+        vsthalf(d, vnarrow16(w16));
+        return UPV;
+    }
+    if (vtestz(probe, not7ff))
+        return EN(enc2)(w16, d);
+    if (flag)
+        *s = vor(*s, SURR16(w16));
+    return EN(enc3)(w16, d);
+}
+
+EN_INL size_t
+EN(ucs2_pass)(const uint16_t *src, size_t n, uint8_t *dst, int *surr, int flag)
 {
     uint8_t *d = dst;
     size_t i = 0, k;
-    if (n < U8P_X86_MIN_UNITS_UCS2)
-        return u8p_scalar_enc_ucs2_pass(src, n, dst);
-    for (; i + ENC_NEED <= n; i += 16)
-        d += EN(ucs2x16)(src + i, d);
+    vec s = vzero();
+    int j;
+    for (; i + ENC_NEED <= n; i += 16) {
+        for (j = 0; j < 16; j += UPV) {
+            vec v = vld(src + i + j);
+            d += EN(ladder_pass)(v, v, vk(HFF80), vk(HF800), d, &s, flag);
+        }
+    }
+    if (flag)
+        *surr = !vtestz(s, s) || EN(scan_surr)(src, i, n, 0) < n;
     /* the last 12 to 27 units (or all n < ENC_NEED) */
     return (size_t)(d - dst) + EN(part)(src + i, n - i, d, &k, 0, 0);
 }
 
 U8P_ET size_t
-EN(enc_ucs4_pass)(const uint32_t *src, size_t n, uint8_t *dst)
+EN(enc_ucs2_pass)(const uint16_t *src, size_t n, uint8_t *dst, int *surr)
+{
+    if (n < U8P_X86_MIN_UNITS_UCS2)
+        return u8p_scalar_enc_ucs2_pass(src, n, dst, surr);
+    return surr ? EN(ucs2_pass)(src, n, dst, surr, 1) : EN(ucs2_pass)(src, n, dst, NULL, 0);
+}
+
+EN_INL size_t
+EN(ucs4_pass)(const uint32_t *src, size_t n, uint8_t *dst, int *surr, int flag)
 {
     uint8_t *d = dst;
     size_t i = 0, k;
-    if (n < ENC_MIN_UCS4)
-        return u8p_scalar_enc_ucs4_pass(src, n, dst);
-    for (; i + ENC_NEED <= n; i += 16)
-        d += EN(ucs4x16p)(src + i, d);
+    vec s = vzero();
+    int j;
+    for (; i + ENC_NEED <= n; i += 16) {
+        vec v[16 / QPV], any = vzero();
+        for (j = 0; j < 16 / QPV; j++) {
+            v[j] = vld(src + i + j * QPV);
+            any = vor(any, v[j]);
+        }
+        if (!vtestz(any, vk(WNOTFFFF))) {
+            /* astral code points about: the general step (as ucs4x16) */
+            for (j = 0; j < 16 / QPV; j += 2) {
+                if (flag)
+                    s = vor(s, vor(SURR32(v[j]), SURR32(v[j + 1])));
+                d += EN(enc4)(v[j], v[j + 1], d);
+            }
+            continue;
+        }
+        for (j = 0; j < 16 / QPV; j += 2)
+            d += EN(ladder_pass)(vpack32to16(v[j], v[j + 1]), vor(v[j], v[j + 1]), vk(WNOT7F),
+                                 vk(WNOT7FF), d, &s, flag);
+    }
+    if (flag)
+        *surr = !vtestz(s, s) || EN(scan_surr)(src, i, n, 1) < n;
     return (size_t)(d - dst) + EN(part)(src + i, n - i, d, &k, 1, 0);
+}
+
+U8P_ET size_t
+EN(enc_ucs4_pass)(const uint32_t *src, size_t n, uint8_t *dst, int *surr)
+{
+    if (n < ENC_MIN_UCS4)
+        return u8p_scalar_enc_ucs4_pass(src, n, dst, surr);
+    return surr ? EN(ucs4_pass)(src, n, dst, surr, 1) : EN(ucs4_pass)(src, n, dst, NULL, 0);
 }
 
 const u8p_kernels ENC_TABLE = {

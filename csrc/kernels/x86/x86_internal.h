@@ -16,8 +16,8 @@ size_t u8p_avx2_len_ucs4(const uint32_t *src, size_t n, size_t *nsurr);
 size_t u8p_avx2_enc_ucs1(const uint8_t *src, size_t n, uint8_t *dst);
 size_t u8p_avx2_enc_ucs2(const uint16_t *src, size_t n, uint8_t *dst, size_t *done);
 size_t u8p_avx2_enc_ucs4(const uint32_t *src, size_t n, uint8_t *dst, size_t *done);
-size_t u8p_avx2_enc_ucs2_pass(const uint16_t *src, size_t n, uint8_t *dst);
-size_t u8p_avx2_enc_ucs4_pass(const uint32_t *src, size_t n, uint8_t *dst);
+size_t u8p_avx2_enc_ucs2_pass(const uint16_t *src, size_t n, uint8_t *dst, int *surr);
+size_t u8p_avx2_enc_ucs4_pass(const uint32_t *src, size_t n, uint8_t *dst, int *surr);
 /* Vector constants of the x86 encoders (x86_consts.c says why they live in
  * another file); index by enum u8p_x86_k. */
 typedef union {
