@@ -150,32 +150,35 @@ die(const char *msg, const std::string &detail = "")
 
 /* ---- one call of each contender: length, then encode ---- */
 
+/* utf8pfx's length pass, then its encoder as the writer runs it after a
+ * count (the pass form when the count found no surrogate); returns the
+ * bytes written */
+template <int KIND>
+inline size_t
+u8p_encode(const u8p_kernels *k, const Str &s, uint8_t *dst, size_t *len, size_t *ns,
+           size_t *done)
+{
+    *ns = 0;
+    *done = s.n;
+    if (KIND == 1) {
+        *len = k->len_ucs1((const uint8_t *)s.units, s.n);
+        return k->enc_ucs1((const uint8_t *)s.units, s.n, dst);
+    }
+    if (KIND == 2) {
+        const uint16_t *p = (const uint16_t *)s.units;
+        *len = k->len_ucs2(p, s.n, ns);
+        return *ns == 0 ? k->enc_ucs2_pass(p, s.n, dst, nullptr) : k->enc_ucs2(p, s.n, dst, done);
+    }
+    const uint32_t *p = (const uint32_t *)s.units;
+    *len = k->len_ucs4(p, s.n, ns);
+    return *ns == 0 ? k->enc_ucs4_pass(p, s.n, dst, nullptr) : k->enc_ucs4(p, s.n, dst, done);
+}
+
 template <int KIND>
 inline size_t
 u8p_one(const u8p_kernels *k, const Str &s, uint8_t *dst)
 {
-    size_t ns = 0, done = 0, len, w;
-    if (KIND == 1) {
-        len = k->len_ucs1((const uint8_t *)s.units, s.n);
-        w = k->enc_ucs1((const uint8_t *)s.units, s.n, dst);
-        done = s.n;
-    } else if (KIND == 2) {
-        len = k->len_ucs2((const uint16_t *)s.units, s.n, &ns);
-        if (ns == 0) {
-            w = k->enc_ucs2_pass((const uint16_t *)s.units, s.n, dst, nullptr);
-            done = s.n;
-        } else {
-            w = k->enc_ucs2((const uint16_t *)s.units, s.n, dst, &done);
-        }
-    } else {
-        len = k->len_ucs4((const uint32_t *)s.units, s.n, &ns);
-        if (ns == 0) {
-            w = k->enc_ucs4_pass((const uint32_t *)s.units, s.n, dst, nullptr);
-            done = s.n;
-        } else {
-            w = k->enc_ucs4((const uint32_t *)s.units, s.n, dst, &done);
-        }
-    }
+    size_t len, ns, done, w = u8p_encode<KIND>(k, s, dst, &len, &ns, &done);
     /* a surrogate (never in these inputs; checked) would show as ns > 0 or
      * done < n: both must be 0 / n, so fold them in to keep them live */
     return len + w + ns + (s.n - done);
@@ -216,19 +219,9 @@ call_once(const Contender &c, int kind, const Str &s, uint8_t *dst, size_t *len,
     *ns = 0;
     *done = s.n;
     if (c.type == C_U8P) {
-        const u8p_kernels *k = c.k;
-        if (kind == 1) {
-            *len = k->len_ucs1((const uint8_t *)s.units, s.n);
-            *w = k->enc_ucs1((const uint8_t *)s.units, s.n, dst);
-        } else if (kind == 2) {
-            *len = k->len_ucs2((const uint16_t *)s.units, s.n, ns);
-            *w = *ns == 0 ? k->enc_ucs2_pass((const uint16_t *)s.units, s.n, dst, nullptr)
-                          : k->enc_ucs2((const uint16_t *)s.units, s.n, dst, done);
-        } else {
-            *len = k->len_ucs4((const uint32_t *)s.units, s.n, ns);
-            *w = *ns == 0 ? k->enc_ucs4_pass((const uint32_t *)s.units, s.n, dst, nullptr)
-                          : k->enc_ucs4((const uint32_t *)s.units, s.n, dst, done);
-        }
+        *w = kind == 1   ? u8p_encode<1>(c.k, s, dst, len, ns, done)
+             : kind == 2 ? u8p_encode<2>(c.k, s, dst, len, ns, done)
+                         : u8p_encode<4>(c.k, s, dst, len, ns, done);
         return;
     }
     const char16_t *p16 = (const char16_t *)s.units;

@@ -664,38 +664,51 @@ EN(ladder_pass)(vec w16, vec probe, vec not7f, vec not7ff, uint8_t *d, vec *s, i
     return EN(enc3)(w16, d);
 }
 
+/* The end of a pass loop at unit i: the note for the units left, and
+ * their bytes (fewer than ENC_NEED units, or all n < ENC_NEED). */
+EN_INL size_t
+EN(pass_tail)(const void *src, size_t i, size_t n, uint8_t *d, vec s, int *surr, int ucs4,
+              int flag)
+{
+    size_t k;
+    if (flag)
+        *surr = !vtestz(s, s) || EN(scan_surr)(src, i, n, ucs4) < n;
+    return EN(part)((const uint8_t *)src + i * (ucs4 ? 4 : 2), n - i, d, &k, ucs4, 0);
+}
+
+/* The table's entry: below `small` units the scalar form; the loop `impl`
+ * built with the note or without it. */
+#define ENC_PASS_ENTRY(name, T, impl, small, scalar)                          \
+    U8P_ET size_t name(const T *src, size_t n, uint8_t *dst, int *surr)       \
+    {                                                                         \
+        if (n < (small))                                                      \
+            return scalar(src, n, dst, surr);                                 \
+        return surr ? impl(src, n, dst, surr, 1) : impl(src, n, dst, NULL, 0); \
+    }
+
+/* a vector at a time: its last store starts at most at unit UPV - 4's
+ * bytes, so ENC_NEED units from its start are enough at every width */
 EN_INL size_t
 EN(ucs2_pass)(const uint16_t *src, size_t n, uint8_t *dst, int *surr, int flag)
 {
-    uint8_t *d = dst;
-    size_t i = 0, k;
     vec s = vzero();
-    int j;
-    for (; i + ENC_NEED <= n; i += 16) {
-        for (j = 0; j < 16; j += UPV) {
-            vec v = vld(src + i + j);
-            d += EN(ladder_pass)(v, v, vk(HFF80), vk(HF800), d, &s, flag);
-        }
+    uint8_t *d = dst;
+    size_t i;
+    for (i = 0; i + ENC_NEED <= n; i += UPV) {
+        vec v = vld(src + i);
+        d += EN(ladder_pass)(v, v, vk(HFF80), vk(HF800), d, &s, flag);
     }
-    if (flag)
-        *surr = !vtestz(s, s) || EN(scan_surr)(src, i, n, 0) < n;
-    /* the last 12 to 27 units (or all n < ENC_NEED) */
-    return (size_t)(d - dst) + EN(part)(src + i, n - i, d, &k, 0, 0);
+    return (size_t)(d - dst) + EN(pass_tail)(src, i, n, d, s, surr, 0, flag);
 }
 
-U8P_ET size_t
-EN(enc_ucs2_pass)(const uint16_t *src, size_t n, uint8_t *dst, int *surr)
-{
-    if (n < U8P_X86_MIN_UNITS_UCS2)
-        return u8p_scalar_enc_ucs2_pass(src, n, dst, surr);
-    return surr ? EN(ucs2_pass)(src, n, dst, surr, 1) : EN(ucs2_pass)(src, n, dst, NULL, 0);
-}
+ENC_PASS_ENTRY(EN(enc_ucs2_pass), uint16_t, EN(ucs2_pass), U8P_X86_MIN_UNITS_UCS2,
+               u8p_scalar_enc_ucs2_pass)
 
 EN_INL size_t
 EN(ucs4_pass)(const uint32_t *src, size_t n, uint8_t *dst, int *surr, int flag)
 {
     uint8_t *d = dst;
-    size_t i = 0, k;
+    size_t i = 0;
     vec s = vzero();
     int j;
     for (; i + ENC_NEED <= n; i += 16) {
@@ -717,18 +730,10 @@ EN(ucs4_pass)(const uint32_t *src, size_t n, uint8_t *dst, int *surr, int flag)
             d += EN(ladder_pass)(vpack32to16(v[j], v[j + 1]), vor(v[j], v[j + 1]), vk(WNOT7F),
                                  vk(WNOT7FF), d, &s, flag);
     }
-    if (flag)
-        *surr = !vtestz(s, s) || EN(scan_surr)(src, i, n, 1) < n;
-    return (size_t)(d - dst) + EN(part)(src + i, n - i, d, &k, 1, 0);
+    return (size_t)(d - dst) + EN(pass_tail)(src, i, n, d, s, surr, 1, flag);
 }
 
-U8P_ET size_t
-EN(enc_ucs4_pass)(const uint32_t *src, size_t n, uint8_t *dst, int *surr)
-{
-    if (n < ENC_MIN_UCS4)
-        return u8p_scalar_enc_ucs4_pass(src, n, dst, surr);
-    return surr ? EN(ucs4_pass)(src, n, dst, surr, 1) : EN(ucs4_pass)(src, n, dst, NULL, 0);
-}
+ENC_PASS_ENTRY(EN(enc_ucs4_pass), uint32_t, EN(ucs4_pass), ENC_MIN_UCS4, u8p_scalar_enc_ucs4_pass)
 
 const u8p_kernels ENC_TABLE = {
     ENC_NAME,       EN(len_ucs1), EN(len_ucs2), EN(len_ucs4),
@@ -738,6 +743,7 @@ const u8p_kernels ENC_TABLE = {
 
 #undef ENC_AT1
 #undef ENC_SCAN_LOOP
+#undef ENC_PASS_ENTRY
 #undef SURR16
 #undef SURR32
 #undef ENC_NEED
