@@ -308,13 +308,20 @@ EN(enc4)(vec a, vec b, uint8_t *d)
     return n2 + u8p_len4n[x3];
 }
 
-/* UPV surrogate-free code points < 0x10000 in the 16-bit lanes of w16 ->
- * their UTF-8 at d.  The branches test probe (w16 itself, or the UCS4
- * vectors it was narrowed from, against the same thresholds in 32-bit
- * lanes), which is ready before the narrowing: mixed text mispredicts
- * these branches, and the earlier they resolve the less that costs. */
+/* surrogate lanes of v (16- or 32-bit) */
+#define SURR16(v) vcmpeq16(vand((v), vk(HF800)), vk(HD800))
+#define SURR32(v) vcmpeq32(vand((v), vk(WNOT7FF)), vk(WD800))
+
+/* UPV code points < 0x10000 in the 16-bit lanes of w16 -> their UTF-8 at
+ * d (a surrogate in its 3-byte form).  The branches test probe (w16
+ * itself, or the UCS4 vectors it was narrowed from, against the same
+ * thresholds in 32-bit lanes), which is ready before the narrowing: mixed
+ * text mispredicts these branches, and the earlier they resolve the less
+ * that costs.  With note, the surrogate lanes are ORed into *s (the pass
+ * forms): only a vector that takes the 3-byte step can hold one, so ASCII
+ * and 2-byte text (most of Latin, Cyrillic, Greek) pays nothing for it. */
 EN_INL size_t
-EN(ladder)(vec w16, vec probe, vec not7f, vec not7ff, uint8_t *d)
+EN(ladder)(vec w16, vec probe, vec not7f, vec not7ff, uint8_t *d, vec *s, int note)
 {
     if (vtestz(probe, not7f)) {
         vsthalf(d, vnarrow16(w16));
@@ -322,6 +329,8 @@ EN(ladder)(vec w16, vec probe, vec not7f, vec not7ff, uint8_t *d)
     }
     if (vtestz(probe, not7ff))
         return EN(enc2)(w16, d);
+    if (note)
+        *s = vor(*s, SURR16(w16));
     return EN(enc3)(w16, d);
 }
 
@@ -329,7 +338,7 @@ EN(ladder)(vec w16, vec probe, vec not7f, vec not7ff, uint8_t *d)
 EN_INL size_t
 EN(ucs2v)(vec v, uint8_t *d)
 {
-    return EN(ladder)(v, v, vk(HFF80), vk(HF800), d);
+    return EN(ladder)(v, v, vk(HFF80), vk(HF800), d, NULL, 0);
 }
 
 /* UPV surrogate-free UCS4 units in a, b below U+10000 -> their UTF-8 at d
@@ -337,7 +346,7 @@ EN(ucs2v)(vec v, uint8_t *d)
 EN_INL size_t
 EN(ucs4bmp)(vec a, vec b, uint8_t *d)
 {
-    return EN(ladder)(vpack32to16(a, b), vor(a, b), vk(WNOT7F), vk(WNOT7FF), d);
+    return EN(ladder)(vpack32to16(a, b), vor(a, b), vk(WNOT7F), vk(WNOT7FF), d, NULL, 0);
 }
 
 /* UPV surrogate-free UCS4 units in a, b -> their UTF-8 at d */
@@ -392,9 +401,6 @@ EN(ucs4x16p)(const uint32_t *p, uint8_t *d)
     return EN(ucs4x16)(v, d);
 }
 
-/* surrogate lanes of v (16- or 32-bit) */
-#define SURR16(v) vcmpeq16(vand((v), vk(HF800)), vk(HD800))
-#define SURR32(v) vcmpeq32(vand((v), vk(WNOT7FF)), vk(WD800))
 
 /* the 16 UCS2 (ucs4 = 0) or UCS4 units at p into v; whether any is a
  * surrogate */
@@ -647,22 +653,8 @@ EN(enc_ucs4)(const uint32_t *src, size_t n, uint8_t *dst, size_t *done)
  * 3-byte steps like any unit from U+0800 (the ladder and enc4 have no
  * surrogate case), so a block needs only ENC_NEED units after its start
  * (each takes a byte at least): no look-ahead for surrogates, no scan.
- * With flag, the surrogates are only noted: only a vector that takes the
- * 3-byte or the general step can hold one, so the vectors of ASCII and of
- * 2-byte text (most of Latin, Cyrillic, Greek) pay nothing for it. */
-EN_INL size_t
-EN(ladder_pass)(vec w16, vec probe, vec not7f, vec not7ff, uint8_t *d, vec *s, int flag)
-{
-    if (vtestz(probe, not7f)) {
-        vsthalf(d, vnarrow16(w16));
-        return UPV;
-    }
-    if (vtestz(probe, not7ff))
-        return EN(enc2)(w16, d);
-    if (flag)
-        *s = vor(*s, SURR16(w16));
-    return EN(enc3)(w16, d);
-}
+ * With flag, the surrogates are only noted, by the ladder and beside the
+ * general step. */
 
 /* The end of a pass loop at unit i: the note for the units left, and
  * their bytes (fewer than ENC_NEED units, or all n < ENC_NEED). */
@@ -696,7 +688,7 @@ EN(ucs2_pass)(const uint16_t *src, size_t n, uint8_t *dst, int *surr, int flag)
     size_t i;
     for (i = 0; i + ENC_NEED <= n; i += UPV) {
         vec v = vld(src + i);
-        d += EN(ladder_pass)(v, v, vk(HFF80), vk(HF800), d, &s, flag);
+        d += EN(ladder)(v, v, vk(HFF80), vk(HF800), d, &s, flag);
     }
     return (size_t)(d - dst) + EN(pass_tail)(src, i, n, d, s, surr, 0, flag);
 }
@@ -727,7 +719,7 @@ EN(ucs4_pass)(const uint32_t *src, size_t n, uint8_t *dst, int *surr, int flag)
             continue;
         }
         for (j = 0; j < 16 / QPV; j += 2)
-            d += EN(ladder_pass)(vpack32to16(v[j], v[j + 1]), vor(v[j], v[j + 1]), vk(WNOT7F),
+            d += EN(ladder)(vpack32to16(v[j], v[j + 1]), vor(v[j], v[j + 1]), vk(WNOT7F),
                                  vk(WNOT7FF), d, &s, flag);
     }
     return (size_t)(d - dst) + EN(pass_tail)(src, i, n, d, s, surr, 1, flag);
