@@ -271,6 +271,15 @@ MUTANTS = [
      "                                 _mm256_movemask_epi8(v));",
      "        uint64_t f0 = (uint32_t)_mm256_movemask_epi8(_mm256_cmpgt_epi8(v, f));",
      "the AVX2 short decoder leaves to the inline loop every payload with an ASCII byte"),
+    ("M76", "csrc/kernels/x86/decode_x86.c",
+     "    bad |= (SHORT_MASK(IS_F4) & l4) << 1 & ~lt_90; /* F4 90..BF */",
+     "    bad |= (SHORT_MASK(IS_F4) & l4) << 1 & lt_90; /* F4 90..BF */",
+     "the AVX2 4-byte short path lets a code point above U+10FFFF (F4 90..BF) through "
+     "and refuses F4 80..8F"),
+    ("M77", "csrc/kernels/x86/decode_x86.c",
+     "_mm256_and_si256(_mm256_shuffle_epi8(t, gather), _mm256_set1_epi32(0x3F3F3FFF))",
+     "_mm256_shuffle_epi8(t, gather)",
+     "the AVX2 4-byte short path lets the bytes after a lane's lead keep their lead bits"),
 ]
 
 # The README's test command (the default set: pyproject's addopts leave the

@@ -11,6 +11,11 @@
  *                      gets its own registers)
  *   U8P_COLD           a static function on a rare path: out of line, laid
  *                      out apart and optimised for size
+ *   U8P_APART          a static function on a path that is rare in the
+ *                      usual data but must stay fast (emoji among names):
+ *                      out of line and laid out after its file's other
+ *                      code (a section of its own, where the object format
+ *                      has them), so the hot functions stay together
  *   U8P_EXPECT(x, v)   x, with the hint that it is usually v;
  *   U8P_LIKELY(x), U8P_UNLIKELY(x)  the same for v = 1 and v = 0
  *   U8P_PREFETCH(p)    asks the cache line at p in ahead of a read
@@ -36,10 +41,16 @@
 #define U8P_ALIGN16 __attribute__((aligned(16)))
 #define U8P_ALIGN32 __attribute__((aligned(32)))
 #define U8P_ALIGN64 __attribute__((aligned(64)))
+#if defined(__ELF__)
+#define U8P_APART static __attribute__((noinline, section(".text.u8p_apart")))
+#else
+#define U8P_APART static __attribute__((noinline))
+#endif
 #elif defined(_MSC_VER)
 #define U8P_ALWAYS_INLINE static __forceinline
 #define U8P_NOINLINE static __declspec(noinline)
 #define U8P_COLD static __declspec(noinline)
+#define U8P_APART static __declspec(noinline)
 #define U8P_EXPECT(x, v) (x)
 #define U8P_PREFETCH(p) ((void)(p))
 #define U8P_ALIGN16 __declspec(align(16))
@@ -49,6 +60,7 @@
 #define U8P_ALWAYS_INLINE static inline
 #define U8P_NOINLINE static
 #define U8P_COLD static
+#define U8P_APART static
 #define U8P_EXPECT(x, v) (x)
 #define U8P_PREFETCH(p) ((void)(p))
 #define U8P_ALIGN16

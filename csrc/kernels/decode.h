@@ -88,7 +88,9 @@ typedef enum {
  * U8P_DEC_SHORT_INLINE, before calling alloc, for a payload that holds a
  * byte F0..FF (a 4-byte sequence, or invalid) which the kernel leaves to
  * the inline loop (u8p_dec_short): a kernel without a 32-bit lane form
- * would only call that loop itself, one call deeper.
+ * would only call that loop itself, one call deeper, and one with it may
+ * leave the shortest such payloads there, where the loop's cost per byte
+ * is below its form's fixed one.
  */
 typedef void *(*u8p_dec_alloc)(void *ctx, size_t k, uint32_t maxcp);
 #define U8P_DEC_SHORT_INLINE (-3)

@@ -625,14 +625,15 @@ vbmi_dec_short(const uint8_t *s, size_t n, size_t avail, u8p_dec_alloc alloc, vo
  * of one, two or three bytes that would start there (from loads at +0, +1,
  * +2), and the lanes of leads are compacted (pshufb tables) into a stack
  * block, narrowed to bytes for UCS1, and copied into the room.  A payload
- * with a 4-byte sequence (or an F5..FF byte) is left to the caller's
- * inline loop (U8P_DEC_SHORT_INLINE): emoji are rare in names, and a
- * 32-bit lane form would double the work of the rest.
+ * with a byte F0..FF (a 4-byte sequence, or no UTF-8 at all) takes a
+ * path of its own in 32-bit lanes (avx2_dec_short4, after this one) from
+ * SHORT4_MIN bytes on, so the 16-bit lanes of the rest pay nothing for it.
  */
 
-/* n <= 128 bytes from s to d, neither passed (overlapping moves) */
+/* n bytes from s to d (a short payload's few dozen, or its UCS4 code
+ * points), neither passed (overlapping moves) */
 static inline void
-copy_upto128(uint8_t *d, const uint8_t *s, size_t n)
+copy_small(uint8_t *d, const uint8_t *s, size_t n)
 {
     uint64_t a, b;
     uint32_t x, y;
@@ -668,6 +669,13 @@ copy_upto128(uint8_t *d, const uint8_t *s, size_t n)
     ((uint64_t)(uint32_t)_mm256_movemask_epi8(f(v0)) | \
      (two ? (uint64_t)(uint32_t)_mm256_movemask_epi8(f(v1)) << 32 : 0))
 
+/* Payloads with a byte F0..FF up to this many bytes stay with the caller's
+ * inline loop: an emoji and a word or two, where the loop's cost per byte
+ * is below the fixed cost of the masks in avx2_dec_short4. */
+#define SHORT4_MIN 12
+T_AVX2 U8P_APART ptrdiff_t avx2_dec_short4(const uint8_t *s, size_t n, size_t avail,
+                                           u8p_dec_alloc alloc, void *ctx);
+
 /* two: the payload passes 32 bytes (a constant in each instance: a name's
  * payload pays for one vector of masks) */
 T_AVX2 U8P_ALWAYS_INLINE ptrdiff_t
@@ -692,7 +700,7 @@ avx2_dec_short_in(const uint8_t *s, size_t n, size_t avail, u8p_dec_alloc alloc,
         _mm256_store_si256((__m256i *)buf, z);
         _mm256_store_si256((__m256i *)(buf + 32), z);
         _mm256_store_si256((__m256i *)(buf + 64), z);
-        copy_upto128(buf, s, n);
+        copy_small(buf, s, n);
         b = buf;
     }
     v0 = _mm256_loadu_si256((const __m256i *)b);
@@ -703,16 +711,16 @@ avx2_dec_short_in(const uint8_t *s, size_t n, size_t avail, u8p_dec_alloc alloc,
         d = (uint8_t *)alloc(ctx, n, 0x7F);
         if (d == NULL)
             return -2;
-        copy_upto128(d, s, n);
+        copy_small(d, s, n);
         return (ptrdiff_t)n;
     }
     /* signed bytes: 80..BF are below -64, C0.. above; F0..FF above -17.
-     * A payload with a 4-byte sequence goes back to the caller's inline
-     * loop before any other mask is made (avx2_dec_short has sent back
-     * those whose loads stay in avail; this catches the ones copied). */
+     * A payload with a 4-byte sequence leaves for avx2_dec_short4 before
+     * any other mask is made (avx2_dec_short has sent there those whose
+     * loads stay in avail; this catches the ones copied). */
 #define GE_F0(v) _mm256_cmpgt_epi8(v, _mm256_set1_epi8(-17))
     if (SHORT_MASK(GE_F0) & hi)
-        return U8P_DEC_SHORT_INLINE;
+        return n > SHORT4_MIN ? avx2_dec_short4(s, n, avail, alloc, ctx) : U8P_DEC_SHORT_INLINE;
 #define IS_CONT(v) _mm256_cmpgt_epi8(_mm256_set1_epi8(-64), v)
 #define GE_E0(v) _mm256_cmpgt_epi8(v, _mm256_set1_epi8(-33))
     cont = SHORT_MASK(IS_CONT) & live;
@@ -776,15 +784,16 @@ avx2_dec_short_in(const uint8_t *s, size_t n, size_t avail, u8p_dec_alloc alloc,
             o += emit16_256((uint16_t *)(void *)(out + o * 2), v, keep);
         }
     }
-    copy_upto128(d, out, k * w);
+    copy_small(d, out, k * w);
     return (ptrdiff_t)k;
 }
 
 T_AVX2 static ptrdiff_t
 avx2_dec_short(const uint8_t *s, size_t n, size_t avail, u8p_dec_alloc alloc, void *ctx)
 {
-    /* a payload with a byte F0..FF goes back here, before the instance's
-     * frame (its aligned blocks) is set up, when the loads stay in avail */
+    /* a payload with a byte F0..FF leaves here for its own path, before
+     * the instance's frame (its aligned blocks) is set up, when the loads
+     * stay in avail */
     if (avail >= (n > 32 ? 64 : 32)) {
         const __m256i f = _mm256_set1_epi8(-17);
         const __m256i v = _mm256_loadu_si256((const __m256i *)s);
@@ -796,10 +805,129 @@ avx2_dec_short(const uint8_t *s, size_t n, size_t avail, u8p_dec_alloc alloc, vo
                                        _mm256_movemask_epi8(u)) << 32;
         }
         if (f0 & (n >= 64 ? ~(uint64_t)0 : ((uint64_t)1 << n) - 1))
-            return U8P_DEC_SHORT_INLINE;
+            return n > SHORT4_MIN ? avx2_dec_short4(s, n, avail, alloc, ctx)
+                                  : U8P_DEC_SHORT_INLINE;
     }
     return n > 32 ? avx2_dec_short_in(s, n, avail, alloc, ctx, 1)
                   : avx2_dec_short_in(s, n, avail, alloc, ctx, 0);
+}
+
+/*
+ * Payloads with a byte F0..FF: every code point in a 32-bit lane, as the
+ * str they make is UCS4 anyway.  The masks check the structure as above,
+ * and the values the structure allows but UTF-8 does not by their lead
+ * and next byte (C0, C1; E0 80..9F and F0 80..8F, overlong; ED A0..BF,
+ * surrogates; F4 90..BF and F5..FF, above U+10FFFF), so every lane made
+ * is a valid code point.  Then 8 positions a step: each byte is masked to
+ * its payload bits by the table of its high nibble, each 32-bit lane
+ * gathers the 4 bytes from its position (those after the first cut to 6
+ * bits, whatever they are), two multiply-adds put them at their places
+ * for a 4-byte sequence, and a shift by the lead's table entry (18, 12, 6
+ * or 0) fits the shorter ones; lanes of leads are compacted with vpermd.
+ * No branch depends on a byte's class: names with emoji mix them with
+ * ASCII words, and a per-character branch mispredicts there.
+ */
+
+/* bytes from the payload's start the loads read: 64 for the masks, 16
+ * from the last step's start (56) */
+#define SHORT4_READ 72
+
+T_AVX2 U8P_ALWAYS_INLINE ptrdiff_t
+avx2_dec_short4_in(const uint8_t *s, size_t n, size_t avail, u8p_dec_alloc alloc, void *ctx,
+                   const int two)
+{
+    U8P_ALIGN32 uint8_t buf[128];
+    U8P_ALIGN32 uint32_t out[U8P_DEC_SHORT_MAX + 8];
+    const __m256i z = _mm256_setzero_si256();
+    const uint64_t live = n >= 64 ? ~(uint64_t)0 : ((uint64_t)1 << n) - 1;
+    /* lead (or ASCII) byte j of a step -> lane j: [b0, b1, b2, b3] */
+    const __m256i gather = _mm256_setr_epi8(0, 1, 2, 3, 1, 2, 3, 4, 2, 3, 4, 5, 3, 4, 5, 6, 4, 5,
+                                            6, 7, 5, 6, 7, 8, 6, 7, 8, 9, 7, 8, 9, 10);
+    /* byte j of the shifts -> the low byte of lane j, zeros above */
+    const __m256i lane0 = _mm256_setr_epi8(0, -1, -1, -1, 1, -1, -1, -1, 2, -1, -1, -1, 3, -1,
+                                           -1, -1, 4, -1, -1, -1, 5, -1, -1, -1, 6, -1, -1, -1,
+                                           7, -1, -1, -1);
+    /* by high nibble: the payload bits of the byte, and the shift that
+     * fits its sequence (a continuation's shift is never used) */
+    const __m128i bits = _mm_setr_epi8(0x7F, 0x7F, 0x7F, 0x7F, 0x7F, 0x7F, 0x7F, 0x7F, 0x3F,
+                                       0x3F, 0x3F, 0x3F, 0x1F, 0x1F, 0x0F, 0x07);
+    const __m128i shifts = _mm_setr_epi8(18, 18, 18, 18, 18, 18, 18, 18, 0, 0, 0, 0, 12, 12, 6,
+                                         0);
+    __m256i v0, v1;
+    uint64_t hi, cont, lead, ge_e0, ge_f0, l2, l3, l4, bad, lt_a0, lt_90;
+    size_t k, i, o;
+    uint32_t *d;
+    const uint8_t *b = s;
+
+    if (avail < SHORT4_READ) {
+        /* the payload's end is near the buffer's: the loads read a copy */
+        _mm256_store_si256((__m256i *)buf, z);
+        _mm256_store_si256((__m256i *)(buf + 32), z);
+        _mm256_store_si256((__m256i *)(buf + 64), z);
+        _mm256_store_si256((__m256i *)(buf + 96), z);
+        copy_small(buf, s, n);
+        b = buf;
+    }
+    v0 = _mm256_loadu_si256((const __m256i *)b);
+    v1 = two ? _mm256_loadu_si256((const __m256i *)(b + 32)) : z;
+    hi = live & SHORT_MASK(MSB);
+    cont = live & SHORT_MASK(IS_CONT);
+    lead = live & ~cont;
+#define GE_F5(v) _mm256_cmpgt_epi8(v, _mm256_set1_epi8(-12))
+    if (SHORT_MASK(GE_F5) & hi)
+        return -1; /* F5..FF: no such lead */
+    ge_e0 = SHORT_MASK(GE_E0) & hi & lead;
+    ge_f0 = SHORT_MASK(GE_F0) & hi;
+    l2 = lead & hi & ~ge_e0;
+    l3 = ge_e0 & ~ge_f0;
+    l4 = ge_f0;
+    /* each lead's continuation bytes inside the payload, and exactly
+     * those (checked before the shifts, which could drop a need past bit
+     * 63) */
+    if ((l2 | l3 | l4) & ~(live >> 1) || (l3 | l4) & ~(live >> 2) || l4 & ~(live >> 3) ||
+        ((l2 | l3 | l4) << 1 | (l3 | l4) << 2 | l4 << 3) != cont)
+        return -1;
+#define IS_F0(v) _mm256_cmpeq_epi8(v, _mm256_set1_epi8(-16))
+#define IS_F4(v) _mm256_cmpeq_epi8(v, _mm256_set1_epi8(-12))
+#define LT_90(v) _mm256_cmpgt_epi8(_mm256_set1_epi8(-112), v)
+    bad = SHORT_MASK(LT_C2) & l2; /* C0, C1: overlong */
+    lt_a0 = SHORT_MASK(LT_A0) & cont;
+    lt_90 = SHORT_MASK(LT_90) & cont;
+    bad |= (SHORT_MASK(IS_E0) & l3) << 1 & lt_a0;  /* E0 80..9F */
+    bad |= (SHORT_MASK(IS_ED) & l3) << 1 & ~lt_a0; /* ED A0..BF */
+    bad |= (SHORT_MASK(IS_F0) & l4) << 1 & lt_90;  /* F0 80..8F */
+    bad |= (SHORT_MASK(IS_F4) & l4) << 1 & ~lt_90; /* F4 90..BF */
+    if (bad)
+        return -1;
+    k = (size_t)__builtin_popcountll(lead);
+    d = (uint32_t *)alloc(ctx, k, 0x10FFFF);
+    if (d == NULL)
+        return -2;
+    TABLES_READY();
+    for (i = 0, o = 0; i < n; i += 8) {
+        const __m128i x = _mm_loadu_si128((const __m128i *)(b + i));
+        const __m128i nib = _mm_and_si128(_mm_srli_epi16(x, 4), _mm_set1_epi8(0x0F));
+        const __m256i t = _mm256_broadcastsi128_si256(_mm_and_si128(x, _mm_shuffle_epi8(bits, nib)));
+        const __m256i sh = _mm256_broadcastsi128_si256(_mm_shuffle_epi8(shifts, nib));
+        /* [b0, b1, b2, b3] -> b0 << 18 | b1 << 12 | b2 << 6 | b3, the
+         * lane's other bytes to 6 bits (ASCII keeps 7 after a lead) */
+        const __m256i y = _mm256_madd_epi16(
+            _mm256_maddubs_epi16(
+                _mm256_and_si256(_mm256_shuffle_epi8(t, gather), _mm256_set1_epi32(0x3F3F3FFF)),
+                _mm256_set1_epi16(0x0140)),
+            _mm256_set1_epi32(0x00011000));
+        o += emit32_256(out + o, _mm256_srlv_epi32(y, _mm256_shuffle_epi8(sh, lane0)),
+                        (lead >> i) & 0xFF);
+    }
+    copy_small((uint8_t *)d, (const uint8_t *)out, k * 4);
+    return (ptrdiff_t)k;
+}
+
+T_AVX2 U8P_APART ptrdiff_t
+avx2_dec_short4(const uint8_t *s, size_t n, size_t avail, u8p_dec_alloc alloc, void *ctx)
+{
+    return n > 32 ? avx2_dec_short4_in(s, n, avail, alloc, ctx, 1)
+                  : avx2_dec_short4_in(s, n, avail, alloc, ctx, 0);
 }
 #undef SHORT_MASK
 #undef MSB
@@ -812,6 +940,11 @@ avx2_dec_short(const uint8_t *s, size_t n, size_t avail, u8p_dec_alloc alloc, vo
 #undef IS_ED
 #undef LT_A0
 #undef GE_C4
+#undef GE_F5
+#undef IS_F0
+#undef IS_F4
+#undef LT_90
+#undef SHORT4_READ
 
 const u8p_dec_kernels u8p_dec_kernels_sse = {
     "sse", sse_scan, sse_to_ucs1, sse_to_ucs2, sse_to_ucs4, NULL, NULL, sse_copy_ascii, NULL,
