@@ -669,6 +669,27 @@ copy_small(uint8_t *d, const uint8_t *s, size_t n)
     ((uint64_t)(uint32_t)_mm256_movemask_epi8(f(v0)) | \
      (two ? (uint64_t)(uint32_t)_mm256_movemask_epi8(f(v1)) << 32 : 0))
 
+/* Where a short decoder's loads read (its first 64 bytes in *v0, and in
+ * *v1 when two): the payload itself, or, when the caller's buffer ends
+ * fewer than need (<= 96) bytes after its start, a copy of it in buf (96
+ * bytes, 32-aligned), zeros after it. */
+T_AVX2 U8P_ALWAYS_INLINE const uint8_t *
+short_src(const uint8_t *s, size_t n, size_t avail, size_t need, uint8_t *buf, const int two,
+          __m256i *v0, __m256i *v1)
+{
+    const uint8_t *b = s;
+    if (avail < need) {
+        _mm256_store_si256((__m256i *)buf, _mm256_setzero_si256());
+        _mm256_store_si256((__m256i *)(buf + 32), _mm256_setzero_si256());
+        _mm256_store_si256((__m256i *)(buf + 64), _mm256_setzero_si256());
+        copy_small(buf, s, n);
+        b = buf;
+    }
+    *v0 = _mm256_loadu_si256((const __m256i *)b);
+    *v1 = two ? _mm256_loadu_si256((const __m256i *)(b + 32)) : _mm256_setzero_si256();
+    return b;
+}
+
 /* Payloads with a byte F0..FF up to this many bytes stay with the caller's
  * inline loop: an emoji and a word or two, where the loop's cost per byte
  * is below the fixed cost of the masks in avx2_dec_short4. */
@@ -686,7 +707,6 @@ avx2_dec_short_in(const uint8_t *s, size_t n, size_t avail, u8p_dec_alloc alloc,
      * when the caller's buffer ends before they do */
     U8P_ALIGN32 uint8_t buf[96];
     U8P_ALIGN32 uint8_t out[U8P_DEC_SHORT_MAX * 2 + 32];
-    const __m256i z = _mm256_setzero_si256();
     const uint64_t live = n >= 64 ? ~(uint64_t)0 : ((uint64_t)1 << n) - 1;
     __m256i v0, v1;
     uint64_t hi, cont, lead, ge_e0, l2, l3, bad;
@@ -694,17 +714,7 @@ avx2_dec_short_in(const uint8_t *s, size_t n, size_t avail, u8p_dec_alloc alloc,
     uint32_t maxcp;
     uint8_t *d;
 
-    const uint8_t *b = s;
-    if (avail < SHORT_READ) {
-        /* the payload's end is near the buffer's: the loads read a copy */
-        _mm256_store_si256((__m256i *)buf, z);
-        _mm256_store_si256((__m256i *)(buf + 32), z);
-        _mm256_store_si256((__m256i *)(buf + 64), z);
-        copy_small(buf, s, n);
-        b = buf;
-    }
-    v0 = _mm256_loadu_si256((const __m256i *)b);
-    v1 = two ? _mm256_loadu_si256((const __m256i *)(b + 32)) : z;
+    const uint8_t *b = short_src(s, n, avail, SHORT_READ, buf, two, &v0, &v1);
 #define MSB(v) (v)
     hi = SHORT_MASK(MSB) & live;
     if (!hi) { /* ASCII (the reader takes those up to 32 bytes inline) */
@@ -836,9 +846,8 @@ T_AVX2 U8P_ALWAYS_INLINE ptrdiff_t
 avx2_dec_short4_in(const uint8_t *s, size_t n, size_t avail, u8p_dec_alloc alloc, void *ctx,
                    const int two)
 {
-    U8P_ALIGN32 uint8_t buf[128];
+    U8P_ALIGN32 uint8_t buf[96];
     U8P_ALIGN32 uint32_t out[U8P_DEC_SHORT_MAX + 8];
-    const __m256i z = _mm256_setzero_si256();
     const uint64_t live = n >= 64 ? ~(uint64_t)0 : ((uint64_t)1 << n) - 1;
     /* lead (or ASCII) byte j of a step -> lane j: [b0, b1, b2, b3] */
     const __m256i gather = _mm256_setr_epi8(0, 1, 2, 3, 1, 2, 3, 4, 2, 3, 4, 5, 3, 4, 5, 6, 4, 5,
@@ -857,19 +866,8 @@ avx2_dec_short4_in(const uint8_t *s, size_t n, size_t avail, u8p_dec_alloc alloc
     uint64_t hi, cont, lead, ge_e0, ge_f0, l2, l3, l4, bad, lt_a0, lt_90;
     size_t k, i, o;
     uint32_t *d;
-    const uint8_t *b = s;
+    const uint8_t *b = short_src(s, n, avail, SHORT4_READ, buf, two, &v0, &v1);
 
-    if (avail < SHORT4_READ) {
-        /* the payload's end is near the buffer's: the loads read a copy */
-        _mm256_store_si256((__m256i *)buf, z);
-        _mm256_store_si256((__m256i *)(buf + 32), z);
-        _mm256_store_si256((__m256i *)(buf + 64), z);
-        _mm256_store_si256((__m256i *)(buf + 96), z);
-        copy_small(buf, s, n);
-        b = buf;
-    }
-    v0 = _mm256_loadu_si256((const __m256i *)b);
-    v1 = two ? _mm256_loadu_si256((const __m256i *)(b + 32)) : z;
     hi = live & SHORT_MASK(MSB);
     cont = live & SHORT_MASK(IS_CONT);
     lead = live & ~cont;
