@@ -27,9 +27,11 @@
  * bytes and patch the lead lanes with a branch-free decode of one sequence
  * from a big-endian 4-byte load (dec_at).  Sequences that straddle a block
  * are decoded where their lead is; the block loops stop early enough that
- * every load stays inside the payload and every store inside the output,
- * and hand the rest to the next narrower width, and finally to a scalar
- * tail.
+ * every load stays inside the payload and every store inside the output.
+ * The UCS1 and UCS2 transcoders then run their block step once or twice
+ * more on a zero-padded copy of what is left (from 16 bytes); the scan,
+ * UCS4 and shorter rests go to the next narrower width, and finally to a
+ * scalar tail.
  */
 #include "x86_internal.h"
 
@@ -149,6 +151,36 @@ static const uint8_t dec_maxv[64] = {
 DEFINE_TAIL(dec_tail_to_ucs1, uint8_t)
 DEFINE_TAIL(dec_tail_to_ucs2, uint16_t)
 DEFINE_TAIL(dec_tail_to_ucs4, uint32_t)
+
+/* n bytes from s to d (a short payload's few dozen, a transcoder's tail, or
+ * their code units), neither passed (overlapping moves) */
+static inline void
+copy_small(uint8_t *d, const uint8_t *s, size_t n)
+{
+    uint64_t a, b;
+    uint32_t x, y;
+    size_t i;
+    if (n >= 16) {
+        for (i = 0; i + 16 < n; i += 16)
+            memcpy(d + i, s + i, 16);
+        memcpy(d + n - 16, s + n - 16, 16);
+    }
+    else if (n >= 8) {
+        memcpy(&a, s, 8);
+        memcpy(&b, s + n - 8, 8);
+        memcpy(d, &a, 8);
+        memcpy(d + n - 8, &b, 8);
+    }
+    else if (n >= 4) {
+        memcpy(&x, s, 4);
+        memcpy(&y, s + n - 4, 4);
+        memcpy(d, &x, 4);
+        memcpy(d + n - 4, &y, 4);
+    }
+    else
+        for (i = 0; i < n; i++)
+            d[i] = s[i];
+}
 
 /*
  * Compaction tables: for a mask of the lanes to keep, the pshufb control
@@ -630,35 +662,6 @@ vbmi_dec_short(const uint8_t *s, size_t n, size_t avail, u8p_dec_alloc alloc, vo
  * SHORT4_MIN bytes on, so the 16-bit lanes of the rest pay nothing for it.
  */
 
-/* n bytes from s to d (a short payload's few dozen, or its UCS4 code
- * points), neither passed (overlapping moves) */
-static inline void
-copy_small(uint8_t *d, const uint8_t *s, size_t n)
-{
-    uint64_t a, b;
-    uint32_t x, y;
-    size_t i;
-    if (n >= 16) {
-        for (i = 0; i + 16 < n; i += 16)
-            memcpy(d + i, s + i, 16);
-        memcpy(d + n - 16, s + n - 16, 16);
-    }
-    else if (n >= 8) {
-        memcpy(&a, s, 8);
-        memcpy(&b, s + n - 8, 8);
-        memcpy(d, &a, 8);
-        memcpy(d + n - 8, &b, 8);
-    }
-    else if (n >= 4) {
-        memcpy(&x, s, 4);
-        memcpy(&y, s + n - 4, 4);
-        memcpy(d, &x, 4);
-        memcpy(d + n - 4, &y, 4);
-    }
-    else
-        for (i = 0; i < n; i++)
-            d[i] = s[i];
-}
 
 /* bytes from the payload's start the loads below read: 64 for the masks,
  * 2 + 16 past the last step's start (48) for the sequences */

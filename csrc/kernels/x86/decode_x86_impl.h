@@ -212,6 +212,61 @@ DN(cands32)(const uint8_t *p)
 #endif
 
 /*
+ * The last 16 <= r < DEC_END bytes of a payload, from a lead or from the
+ * continuation bytes of a sequence decoded before them, through the block
+ * step of the transcoder below: loaded from a zero-padded copy, so no load
+ * passes the payload, stored into a stack block, and the code units of the
+ * leads before r copied out (the padding's zeros are never kept).  The
+ * scalar tail branches on each lead's length, and on mixed-script text its
+ * mispredictions cost more than these few vector steps.
+ */
+#define DEC_TAIL_BLOCKS(T, step)                                              \
+    U8P_ALIGN32 uint8_t buf_[DEC_END + VW + 32];                              \
+    U8P_ALIGN32 T out_[DEC_END + 2 * VW];                                     \
+    size_t i = 0, k = 0;                                                      \
+    int g;                                                                    \
+    memset(buf_, 0, sizeof buf_);                                             \
+    copy_small(buf_, s, r);                                                   \
+    TABLES_READY();                                                           \
+    for (; i < r; i += VW) {                                                  \
+        const uint64_t live_ = r - i >= VW ? VMASK_ALL                        \
+                                           : ((uint64_t)1 << (r - i)) - 1;    \
+        step;                                                                 \
+    }                                                                         \
+    copy_small((uint8_t *)d, (const uint8_t *)out_, k * sizeof(T));           \
+    (void)g;                                                                  \
+    return k
+
+U8P_DT U8P_NOINLINE size_t
+DN(tail_to_ucs2)(const uint8_t *s, size_t r, uint16_t *d)
+{
+    DEC_TAIL_BLOCKS(uint16_t, {
+        const uint64_t keep = ~vmcont(vld(buf_ + i)) & live_;
+        for (g = 0; g < VW; g += VW / 2)
+            k += DEC_EMIT16(out_ + k, DN(cands16)(buf_ + i + g),
+                            (keep >> g) & (((uint64_t)1 << (VW / 2)) - 1));
+    });
+}
+
+/* UCS1: the code unit on the last byte of its sequence, as in to_ucs1
+ * below (a lead in the byte before the tail was taken care of there) */
+U8P_DT U8P_NOINLINE size_t
+DN(tail_to_ucs1)(const uint8_t *s, size_t r, uint8_t *d)
+{
+    DEC_TAIL_BLOCKS(uint8_t, {
+        const vec in = vld(buf_ + i);
+        const vec pv = i ? vld(buf_ + i - 1) : vprev1(in, vzero());
+        k += DEC_EMITB(out_ + k, vaddifeq8(in, pv, 0xC3, 0x40),
+                       ~(vmhigh(in) & ~vmcont(in)) & live_);
+    });
+}
+#undef DEC_TAIL_BLOCKS
+
+/* the rest of a payload after a block loop: the padded block steps above
+ * from 16 bytes on, else the scalar tail */
+#define DEC_TAIL(x) (n - i >= 16 ? DN(U8P_CAT(tail_, x)) : U8P_CAT(dec_tail_, x))
+
+/*
  * UCS1 output: every code point is 1 or 2 bytes (leads C2, C3 only), so a
  * code unit sits on its last byte: the byte itself, + 0x40 after a C3 lead.
  * Leads (bytes >= 0xC0) are squeezed out.
@@ -237,7 +292,7 @@ DN(to_ucs1)(const uint8_t *s, size_t n, uint8_t *d)
         d[k++] = (uint8_t)(s[i] + (s[i - 1] == 0xC3 ? 0x40 : 0));
         i++;
     }
-    return k + DEC_REST(to_ucs1)(s + i, n - i, d + k);
+    return k + DEC_TAIL(to_ucs1)(s + i, n - i, d + k);
 }
 
 /* For UCS2 output a block never holds a 4-byte sequence (scan said so). */
@@ -254,7 +309,7 @@ DN(to_ucs2)(const uint8_t *s, size_t n, uint16_t *d)
         for (g = 0; g < VW; g += VW / 2)
             k += DEC_EMIT16(d + k, DN(cands16)(s + i + g), (keep >> g) & (((uint64_t)1 << (VW / 2)) - 1));
     }
-    return k + DEC_REST(to_ucs2)(s + i, n - i, d + k);
+    return k + DEC_TAIL(to_ucs2)(s + i, n - i, d + k);
 }
 
 #if DEC_SCAN_AND_UCS4
@@ -306,6 +361,7 @@ DN(to_ucs4)(const uint8_t *s, size_t n, uint32_t *d)
 #undef DEC_REST
 #undef DEC_ASCII_BLOCK
 #undef DEC_START
+#undef DEC_TAIL
 #undef DN
 /* the parameters: the next instantiation defines its own */
 #undef U8P_VP
