@@ -426,6 +426,10 @@ avx2_prescan(const uint8_t *s, size_t n, size_t *ncp)
         vmax = _mm256_max_epu8(vmax, a);
         cont += (size_t)__builtin_popcount(
             (unsigned)_mm256_movemask_epi8(_mm256_cmpgt_epi8(lim, a)));
+        /* a payload under 128 bytes in another script stops here too, not
+         * after a whole pass for nothing */
+        if (!_mm256_testz_si256(_mm256_subs_epu8(vmax, c3), _mm256_subs_epu8(vmax, c3)))
+            return 0xFF;
     }
     for (; i < n; i++) {
         cont += (s[i] & 0xC0) == 0x80;
