@@ -914,8 +914,10 @@ avx2_dec_short4_in(const uint8_t *s, size_t n, size_t avail, u8p_dec_alloc alloc
         const __m128i nib = _mm_and_si128(_mm_srli_epi16(x, 4), _mm_set1_epi8(0x0F));
         const __m256i t = _mm256_broadcastsi128_si256(_mm_and_si128(x, _mm_shuffle_epi8(bits, nib)));
         const __m256i sh = _mm256_broadcastsi128_si256(_mm_shuffle_epi8(shifts, nib));
-        /* [b0, b1, b2, b3] -> b0 << 18 | b1 << 12 | b2 << 6 | b3, the
-         * lane's other bytes to 6 bits (ASCII keeps 7 after a lead) */
+        /* [b0, b1, b2, b3] -> b0 << 18 | b1 << 12 | b2 << 6 | b3: b0
+         * keeps its payload bits (all 7 of an ASCII byte), b1..b3 are cut
+         * to 6 whatever they are (bytes of the next characters after a
+         * shorter sequence, shifted out below) */
         const __m256i y = _mm256_madd_epi16(
             _mm256_maddubs_epi16(
                 _mm256_and_si256(_mm256_shuffle_epi8(t, gather), _mm256_set1_epi32(0x3F3F3FFF)),
