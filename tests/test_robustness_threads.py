@@ -604,13 +604,17 @@ def _push_with_a_feeder():
     records = _stream_records()
     blob = b"".join(utf8pfx.encode(s) for s in records)
     r = utf8pfx.StreamReader()
-    eof = threading.Event()
+    # two marks around feed_eof(): a reader that raised at the end must have
+    # met a feed_eof() already entered, and a reader that saw the call over
+    # before its own call knows an empty answer is final
+    eof_entered, eof = threading.Event(), threading.Event()
     calls = [[] for _ in range(4)]
 
     def work(tid):
         if tid == 3:  # the feeder
             for c in _chunks(blob, 2):
                 r.feed(c)
+            eof_entered.set()
             r.feed_eof()
             eof.set()
             return
@@ -628,7 +632,7 @@ def _push_with_a_feeder():
                 else:
                     got = next(r.batches(4), [])
             except ValueError as e:
-                assert ended and e.data_offset == len(blob), e
+                assert eof_entered.is_set() and e.data_offset == len(blob), e
                 single = True
                 continue
             if got:
