@@ -39,6 +39,15 @@ workload (a difference is reported and the workload skipped).
 Printed per row: A's and B's median ns per string and B/A, the median of the
 per-round ratios; then the rows whose B/A is above 1.05.  A measurement,
 not a test: the exit status is 0 unless the builds disagree on bytes.
+
+One process is one sample.  Two copies of the same build, compared this
+way, can differ by 10 % in one process and the other way in the
+next (where each copy's code lands, and a host whose speed for some
+instruction mixes changes from second to second, move the ratio), so a
+single process's B/A cannot tell a 5 % change.  --processes N (default: 1
+with --quick, 3 with --full) runs the comparison in N fresh processes, one
+after the other, and reports per row the median of their B/A and each
+one's, with the rows whose B/A differs by more than 10 % between them.
 """
 import gc
 import importlib.util
@@ -46,7 +55,9 @@ import json
 import os
 import platform
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -63,6 +74,10 @@ ROWS = ("one", "batch", "read")
 # a sample is at least this much work, in passes over the workload
 SAMPLE_NS = 2_000_000
 SLOWER = 1.05
+# processes by default, per mode
+PROCESSES = {"quick": 1, "full": 3}
+# per-process B/A of a row this far apart: noise to name, not a change
+SPREAD = 1.10
 
 
 def load_baseline(root):
@@ -170,22 +185,33 @@ def main(argv=None):
     p.add_argument("--only", nargs="+", metavar="PATTERN",
                    help="only workloads whose name matches one of these shell patterns")
     p.add_argument("--json", metavar="PATH", help="write the samples here")
+    p.add_argument("--processes", type=int, metavar="N",
+                   help="run the comparison in N fresh processes (default: 1 with "
+                        "--quick, 3 with --full) and report the median per row")
     a = p.parse_args(argv)
     mode = MODES[a.mode or "quick"]
+    nproc = a.processes if a.processes is not None else PROCESSES[a.mode or "quick"]
+    if nproc < 1:
+        raise SystemExit("bench.ab: --processes must be at least 1")
     import fnmatch
 
     import utf8pfx as b_mod
+    if nproc > 1:
+        return run_processes(a, nproc, os.path.dirname(os.path.dirname(b_mod.__file__)))
     a_mod = load_baseline(os.path.abspath(a.baseline))
     if os.path.samefile(os.path.dirname(a_mod.__file__), os.path.dirname(b_mod.__file__)):
         raise SystemExit("bench.ab: the baseline is the build this interpreter imports")
 
+    def chosen(nm):
+        return not a.only or any(fnmatch.fnmatchcase(nm, o) for o in a.only)
+
     wls = short_workloads()
     if not wls:
         print("note: the corpus's cldr_names.tsv is absent: names_* workloads skipped")
+    # the synthetic strings are made only for the workloads chosen
+    wls = [(nm, s) for nm, s in wls if chosen(nm)]
     wls += [(f"{k}_{n}", workloads.synthetic(k, n).strings)
-            for k in workloads.KINDS for n in mode["lengths"]]
-    if a.only:
-        wls = [(nm, s) for nm, s in wls if any(fnmatch.fnmatchcase(nm, o) for o in a.only)]
+            for k in workloads.KINDS for n in mode["lengths"] if chosen(f"{k}_{n}")]
 
     print(f"CPU: {cpu_model()}, {os.cpu_count()} logical CPUs, load average "
           f"{os.getloadavg()[0]:.2f}; CPython {platform.python_version()}")
@@ -222,7 +248,72 @@ def main(argv=None):
         print("workloads where the builds wrote different bytes: " + ", ".join(differ))
     if a.json:
         with open(a.json, "w") as f:
-            json.dump({"baseline": os.path.abspath(a.baseline), "results": results}, f)
+            json.dump({"baseline": os.path.abspath(a.baseline), "results": results,
+                       "differ": differ}, f)
+    return 1 if differ else 0
+
+
+def run_processes(a, nproc, this):
+    """main() in nproc fresh processes, one after the other, then per row
+    the median of their B/A."""
+    with tempfile.TemporaryDirectory(prefix="utf8pfx-ab-") as tmp:
+        runs = []
+        for i in range(nproc):
+            out = os.path.join(tmp, f"p{i}.json")
+            args = [os.path.abspath(a.baseline), "--" + (a.mode or "quick"), "--processes", "1", "--json", out]
+            if a.only:
+                args += ["--only"] + a.only
+            # B from where this process has it (before the checkout, whose
+            # utf8pfx/ may hold no compiled core), bench from the checkout
+            cmd = [sys.executable, "-c",
+                   "import sys; sys.path[:0] = %r; from bench.ab import main; "
+                   "sys.exit(main(%r))" % ([this, os.path.dirname(HERE)], args)]
+            t0 = time.monotonic()
+            r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                               universal_newlines=True)
+            if r.returncode not in (0, 1) or not os.path.exists(out):
+                print(r.stdout)
+                raise SystemExit(f"bench.ab: process {i + 1} of {nproc} failed "
+                                 f"(exit status {r.returncode})")
+            if i == 0:  # its header: the CPU, the builds, the rounds
+                print(r.stdout.split("\n| workload")[0].rstrip())
+            print(f"process {i + 1} of {nproc}: {time.monotonic() - t0:.0f} s", flush=True)
+            with open(out) as f:
+                runs.append(json.load(f))
+    print(f"\n{nproc} processes; per row the median of their B/A (each the median of "
+          "its rounds), A and B ns the median of theirs\n")
+    print("| workload | row | A ns | B ns | B/A | B/A per process |")
+    print("|---|---|--:|--:|--:|---|")
+    medians, slower, spread = [], [], []
+    for name, rows in runs[0]["results"].items():
+        for row in rows:
+            per = [r["results"][name][row] for r in runs if name in r["results"]]
+            ratios = [statistics.median(y / x for x, y in zip(sa, sb)) for sa, sb in per]
+            ratio = statistics.median(ratios)
+            medians.append(ratio)
+            flag = " **" if ratio > SLOWER else ""
+            a_ns = statistics.median(statistics.median(sa) for sa, _ in per)
+            b_ns = statistics.median(statistics.median(sb) for _, sb in per)
+            print(f"| {name} | {row} | {a_ns:.1f} | {b_ns:.1f} | {ratio:.3f}{flag} "
+                  f"| {' '.join(f'{x:.3f}' for x in ratios)} |", flush=True)
+            if ratio > SLOWER:
+                slower.append(f"{name}/{row} {ratio:.3f}")
+            if max(ratios) > SPREAD * min(ratios):
+                spread.append(f"{name}/{row} {min(ratios):.3f}-{max(ratios):.3f}")
+    if medians:
+        print(f"\nB/A over all {len(medians)} rows: median {statistics.median(medians):.3f}, "
+              f"range {min(medians):.3f}-{max(medians):.3f}")
+    print(f"rows more than {round((SLOWER - 1) * 100)} % slower in B: "
+          + (", ".join(slower) if slower else "none"))
+    print(f"rows whose B/A differs by more than {round((SPREAD - 1) * 100)} % between "
+          "processes: " + (", ".join(spread) if spread else "none"))
+    differ = sorted({w for r in runs for w in r.get("differ", [])})
+    if differ:
+        print("workloads where the builds wrote different bytes: " + ", ".join(differ))
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump({"baseline": os.path.abspath(a.baseline),
+                       "processes": [r["results"] for r in runs], "differ": differ}, f)
     return 1 if differ else 0
 
 

@@ -140,6 +140,18 @@ def test_simdutf_comparison_asks_for_a_source_and_downloads_nothing(tmp_path, mo
     assert os.listdir(str(tmp_path)) == []
 
 
+@pytest.fixture
+def ab(monkeypatch):
+    """bench.ab, imported from this checkout (the installed utf8pfx first:
+    the checkout's own utf8pfx/ may hold no compiled core)."""
+    if not os.path.isfile(os.path.join(ROOT, "bench", "ab.py")):
+        pytest.skip("needs the repository's bench/")
+    import utf8pfx  # noqa: F401
+
+    monkeypatch.syspath_prepend(ROOT)
+    return importlib.import_module("bench.ab")
+
+
 def _package_copy(dst):
     """This build's package folder (compiled core included), copied to dst/utf8pfx."""
     import shutil
@@ -150,11 +162,11 @@ def _package_copy(dst):
                     ignore=shutil.ignore_patterns("__pycache__"))
 
 
-def test_ab_runs_a_baseline_beside_this_build(tmp_path, capsys):
+def test_ab_runs_a_baseline_beside_this_build(ab, tmp_path, capsys):
     """bench.ab loads another build under its own name next to this one: a
     copy of this build as the baseline writes the same bytes, and every row
     of every chosen workload gets A, B and a ratio."""
-    mod = importlib.import_module("bench.ab")
+    mod = ab
     _package_copy(tmp_path)
     assert mod.main([str(tmp_path), "--only", "ascii_8", "cjk_30"]) == 0
     out = capsys.readouterr().out
@@ -166,10 +178,35 @@ def test_ab_runs_a_baseline_beside_this_build(tmp_path, capsys):
     assert "bytes differ" not in out and "rows more than 5 % slower in B:" in out
 
 
-def test_ab_refuses_a_missing_or_unbuilt_baseline_and_itself(tmp_path):
+@pytest.mark.slow  # two fresh processes, a few seconds each
+def test_ab_processes_report_the_median_and_each_process(ab, tmp_path, capsys):
+    """--processes 2 runs the comparison in two fresh processes: every row
+    gets the median B/A and the two it is the median of, and the fresh
+    processes compare the same two builds as this one."""
     import utf8pfx
 
-    mod = importlib.import_module("bench.ab")
+    mod = ab
+    _package_copy(tmp_path)
+    assert mod.main([str(tmp_path), "--only", "ascii_8", "--processes", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "B (this build): " + os.path.dirname(utf8pfx.__file__) + "," in out
+    assert "A (baseline): " + str(tmp_path / "utf8pfx") + "," in out
+    for row in ("one", "batch", "read"):
+        line = next(ln for ln in out.splitlines() if ln.startswith(f"| ascii_8 | {row} |"))
+        cells = [c.strip(" *") for c in line.split("|")[3:7]]
+        a, b, ratio = (float(x) for x in cells[:3])
+        each = [float(x) for x in cells[3].split()]
+        assert a > 0 and b > 0 and len(each) == 2
+        assert ratio == pytest.approx(sum(each) / 2, abs=1e-3)
+    assert "process 2 of 2:" in out and "between processes" in out
+    with pytest.raises(SystemExit, match="at least 1"):
+        mod.main([str(tmp_path), "--processes", "0"])
+
+
+def test_ab_refuses_a_missing_or_unbuilt_baseline_and_itself(ab, tmp_path):
+    import utf8pfx
+
+    mod = ab
     with pytest.raises(SystemExit, match="has no utf8pfx/__init__.py"):
         mod.main([str(tmp_path)])
     os.makedirs(str(tmp_path / "utf8pfx"))
@@ -180,10 +217,10 @@ def test_ab_refuses_a_missing_or_unbuilt_baseline_and_itself(tmp_path):
         mod.main([os.path.dirname(os.path.dirname(utf8pfx.__file__))])
 
 
-def test_ab_reports_a_baseline_that_writes_other_bytes(tmp_path, capsys):
+def test_ab_reports_a_baseline_that_writes_other_bytes(ab, tmp_path, capsys):
     """A workload the two builds write differently is named, not timed,
     and the exit status says so."""
-    mod = importlib.import_module("bench.ab")
+    mod = ab
     _package_copy(tmp_path)
     # the baseline's writer doubles every string it is given
     with open(str(tmp_path / "utf8pfx" / "__init__.py"), "a") as f:
