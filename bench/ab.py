@@ -196,11 +196,11 @@ def main(argv=None):
     import fnmatch
 
     import utf8pfx as b_mod
-    if nproc > 1:
-        return run_processes(a, nproc, os.path.dirname(os.path.dirname(b_mod.__file__)))
     a_mod = load_baseline(os.path.abspath(a.baseline))
     if os.path.samefile(os.path.dirname(a_mod.__file__), os.path.dirname(b_mod.__file__)):
         raise SystemExit("bench.ab: the baseline is the build this interpreter imports")
+    if nproc > 1:
+        return run_processes(a, nproc, os.path.dirname(os.path.dirname(b_mod.__file__)))
 
     def chosen(nm):
         return not a.only or any(fnmatch.fnmatchcase(nm, o) for o in a.only)

@@ -201,6 +201,9 @@ def test_ab_processes_report_the_median_and_each_process(ab, tmp_path, capsys):
     assert "process 2 of 2:" in out and "between processes" in out
     with pytest.raises(SystemExit, match="at least 1"):
         mod.main([str(tmp_path), "--processes", "0"])
+    # a baseline that cannot be loaded is refused before any process starts
+    with pytest.raises(SystemExit, match="has no utf8pfx/__init__.py"):
+        mod.main([str(tmp_path / "nothing"), "--processes", "2"])
 
 
 def test_ab_refuses_a_missing_or_unbuilt_baseline_and_itself(ab, tmp_path):
