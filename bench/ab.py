@@ -237,20 +237,29 @@ def main(argv=None):
                   f"{statistics.median(sb):.1f} | {ratio:.3f}{flag} |", flush=True)
             if ratio > SLOWER:
                 slower.append(f"{name}/{row} {ratio:.3f}")
-    all_ratios = [statistics.median(y / x for x, y in zip(*s))
-                  for got in results.values() for s in got.values()]
-    if all_ratios:
-        print(f"\nB/A over all {len(all_ratios)} rows: median {statistics.median(all_ratios):.3f}, "
-              f"range {min(all_ratios):.3f}-{max(all_ratios):.3f}")
-    print(f"rows more than {round((SLOWER - 1) * 100)} % slower in B: "
-          + (", ".join(slower) if slower else "none"))
-    if differ:
-        print("workloads where the builds wrote different bytes: " + ", ".join(differ))
+    summary([statistics.median(y / x for x, y in zip(*s))
+             for got in results.values() for s in got.values()], slower, differ)
     if a.json:
         with open(a.json, "w") as f:
             json.dump({"baseline": os.path.abspath(a.baseline), "results": results,
                        "differ": differ}, f)
     return 1 if differ else 0
+
+
+def summary(ratios, slower, differ, spread=None):
+    """The lines under the table: every row's B/A, the rows over SLOWER,
+    the rows that moved between processes (spread: with --processes), and
+    the workloads whose bytes differ."""
+    if ratios:
+        print(f"\nB/A over all {len(ratios)} rows: median {statistics.median(ratios):.3f}, "
+              f"range {min(ratios):.3f}-{max(ratios):.3f}")
+    print(f"rows more than {round((SLOWER - 1) * 100)} % slower in B: "
+          + (", ".join(slower) if slower else "none"))
+    if spread is not None:
+        print(f"rows whose B/A differs by more than {round((SPREAD - 1) * 100)} % between "
+              "processes: " + (", ".join(spread) if spread else "none"))
+    if differ:
+        print("workloads where the builds wrote different bytes: " + ", ".join(differ))
 
 
 def run_processes(a, nproc, this):
@@ -260,7 +269,8 @@ def run_processes(a, nproc, this):
         runs = []
         for i in range(nproc):
             out = os.path.join(tmp, f"p{i}.json")
-            args = [os.path.abspath(a.baseline), "--" + (a.mode or "quick"), "--processes", "1", "--json", out]
+            args = [os.path.abspath(a.baseline), "--" + (a.mode or "quick"),
+                    "--processes", "1", "--json", out]
             if a.only:
                 args += ["--only"] + a.only
             # B from where this process has it (before the checkout, whose
@@ -300,16 +310,8 @@ def run_processes(a, nproc, this):
                 slower.append(f"{name}/{row} {ratio:.3f}")
             if max(ratios) > SPREAD * min(ratios):
                 spread.append(f"{name}/{row} {min(ratios):.3f}-{max(ratios):.3f}")
-    if medians:
-        print(f"\nB/A over all {len(medians)} rows: median {statistics.median(medians):.3f}, "
-              f"range {min(medians):.3f}-{max(medians):.3f}")
-    print(f"rows more than {round((SLOWER - 1) * 100)} % slower in B: "
-          + (", ".join(slower) if slower else "none"))
-    print(f"rows whose B/A differs by more than {round((SPREAD - 1) * 100)} % between "
-          "processes: " + (", ".join(spread) if spread else "none"))
     differ = sorted({w for r in runs for w in r.get("differ", [])})
-    if differ:
-        print("workloads where the builds wrote different bytes: " + ", ".join(differ))
+    summary(medians, slower, differ, spread)
     if a.json:
         with open(a.json, "w") as f:
             json.dump({"baseline": os.path.abspath(a.baseline),
