@@ -809,8 +809,9 @@ T_AVX2 static ptrdiff_t
 avx2_dec_short(const uint8_t *s, size_t n, size_t avail, u8p_dec_alloc alloc, void *ctx)
 {
     /* a payload with a byte F0..FF leaves here for its own path, before
-     * the instance's frame (its aligned blocks) is set up, when the loads
-     * stay in avail */
+     * an instance's masks are made, when the loads stay in avail (the
+     * instances are inlined: their aligned frame is set up at this
+     * function's entry, on this path too) */
     if (avail >= (n > 32 ? 64 : 32)) {
         const __m256i f = _mm256_set1_epi8(-17);
         const __m256i v = _mm256_loadu_si256((const __m256i *)s);
