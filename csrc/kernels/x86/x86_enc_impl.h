@@ -82,24 +82,27 @@ EN(len_ucs1)(const uint8_t *src, size_t n)
 U8P_ET size_t
 EN(len_ucs2)(const uint16_t *src, size_t n, size_t *nsurr)
 {
-    const vec one = vset8(1), surr_top = vset8(0x1B);
+    const vec one = vset8(1), surr_top = vset8(0x1B), ff = vset16(0xFF), zero = vzero();
     size_t i = 0, extra = 0, surr = 0, tsurr, tlen;
     /* A unit takes 1 + (c >= 0x80) + (c >= 0x800) bytes.  Two vectors of
-     * units at a time are shifted right by 7 and by 11 and packed to bytes
-     * with unsigned saturation, so each threshold is a byte min(x, 1) and a
-     * surrogate is c >> 11 == 0x1B: a third fewer operations than compares
-     * on 16-bit lanes.  The byte counters grow by at most 2 a step: flush
-     * every 127 steps. */
+     * units at a time are packed to bytes with unsigned saturation, twice:
+     * min(c, 0xFF), negative as a signed byte exactly when c >= 0x80, and
+     * c >> 11, whose min(x, 1) is the second threshold and which is 0x1B
+     * for a surrogate: a third fewer operations than compares on 16-bit
+     * lanes.  The first threshold takes a min rather than a shift: cores
+     * that split 256-bit operations in two and issue vector shifts on one
+     * port are bound by the shifts otherwise.  The byte counters grow by at
+     * most 2 a step: flush every 127 steps. */
     while (i + 2 * UPV <= n) {
         size_t steps = (n - i) / (2 * UPV), b;
-        vec acc = vzero(), accs = vzero();
+        vec acc = zero, accs = zero;
         if (steps > 127)
             steps = 127;
         for (b = 0; b < steps; b++, i += 2 * UPV) {
             vec x = vld(src + i), y = vld(src + i + UPV);
-            vec h7 = vpackus16(vsrl16(x, 7), vsrl16(y, 7));
+            vec l8 = vpackus16(vmin16u(x, ff), vmin16u(y, ff));
             vec h11 = vpackus16(vsrl16(x, 11), vsrl16(y, 11));
-            acc = vadd8(acc, vadd8(vmin8u(h7, one), vmin8u(h11, one)));
+            acc = vsub8(vadd8(acc, vmin8u(h11, one)), vcmpgt8(zero, l8));
             accs = vsub8(accs, vcmpeq8(h11, surr_top));
         }
         extra += vhsum8(acc);
