@@ -14,12 +14,15 @@ u8p_shuf4[x]  compacts 4 32-bit lanes where lane i holds a UTF-8 sequence of
               k_i in bits 2i..2i+1.  u8p_len4[x] = sum(k_i + 1).
 u8p_spread8[m] moves bit i of m to bit 2i, so adding the spread masks of the
               ">= 0x80", ">= 0x800" and ">= 0x10000" lane masks gives x.
-u8p_shuf4c[y] the rows of u8p_shuf4 for code points < 0x10000 under an index
-              one movemask gives: bits 2i, 2i+1 of y are (cp >= 0x80),
-              (cp >= 0x800) of lane i, so k_i + 1 bytes are
-              1 + popcount of those two bits (the impossible (0, 1) reads
-              as k = 1, which keeps that sum true) and a row's length is
-              4 + popcount(y): no length table.
+u8p_shuf4t[y] compacts 4 32-bit lanes of code points < 0x10000, lane i
+              holding [a, b3, b1, b2]: the ASCII byte a, the last byte b3,
+              a 3-byte lead b1, the byte b2 before the last (the x86
+              3-byte step builds them so).  The index is what one movemask
+              gives: bits 2i, 2i+1 of y are (cp >= 0x80), (cp >= 0x800) of
+              lane i; the row keeps a, or b2 b3, or b1 b2 b3 (the
+              impossible (0, 1) reads as 2 bytes), so a lane takes 1 +
+              popcount of its two bits and a row's length is 4 +
+              popcount(y): no length table.
 u8p_shuf4n[y] the rows of u8p_shuf4 under another index, cheaper to get from
               compare masks: bit i of y is a_i = (cp >= 0x80) xor
               (cp >= 0x10000), bit 4 + i is b_i = (cp >= 0x800); (a, b) is
@@ -65,8 +68,12 @@ def nib2x(y):
     return x
 
 
-def code2x(y):
-    return sum(bin(y >> (2 * i) & 3).count("1") << (2 * i) for i in range(4))
+def shuf4t(y):
+    out = []
+    for i in range(4):
+        k = bin(y >> (2 * i) & 3).count("1")
+        out.extend(4 * i + j for j in ([0], [3, 1], [2, 3, 1])[k])
+    return out + [0x80] * (16 - len(out))
 
 
 def rows(fn, fmt="0x{:02x}"):
@@ -98,8 +105,8 @@ const uint8_t u8p_len4[256] = {{
 {flat([len4(x) for x in range(256)])}
 }};
 
-U8P_ALIGN16 const uint8_t u8p_shuf4c[256][16] = {{
-{rows(lambda y: shuf4(code2x(y)))}
+U8P_ALIGN16 const uint8_t u8p_shuf4t[256][16] = {{
+{rows(shuf4t)}
 }};
 
 U8P_ALIGN16 const uint8_t u8p_shuf4n[256][16] = {{

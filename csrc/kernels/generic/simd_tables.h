@@ -13,7 +13,7 @@
 extern U8P_ALIGN16 const uint8_t u8p_shuf2[256][16];
 extern U8P_ALIGN16 const uint8_t u8p_shuf4[256][16];
 extern const uint8_t u8p_len4[256];
-extern U8P_ALIGN16 const uint8_t u8p_shuf4c[256][16];
+extern U8P_ALIGN16 const uint8_t u8p_shuf4t[256][16];
 extern U8P_ALIGN16 const uint8_t u8p_shuf4n[256][16];
 extern const uint8_t u8p_len4n[256];
 extern const uint16_t u8p_spread8[256];

@@ -10,12 +10,12 @@
  *   - all ASCII: narrow with packus and store;
  *   - all < 0x800: every unit becomes [lead, trail] in its 16-bit lane and a
  *     table shuffle (u8p_shuf2) drops the trail byte of ASCII lanes;
- *   - all < 0x10000: build each unit's UTF-8 sequence right-aligned in a
- *     32-bit lane, from two 16-bit halves computed a vector at a time, and
- *     compact 4 lanes at a time with u8p_shuf4c (indexed straight from one
- *     movemask, with the lengths as popcounts);
- *   - otherwise (UCS4 with astral code points): the same lane layout
- *     computed on 32-bit lanes (u8p_shuf4n).
+ *   - all < 0x10000: build each unit's UTF-8 bytes in a 32-bit lane, from
+ *     two 16-bit halves computed a vector at a time, and compact 4 lanes
+ *     at a time with u8p_shuf4t (indexed straight from one movemask, with
+ *     the lengths as popcounts);
+ *   - otherwise (UCS4 with astral code points): each sequence right-aligned
+ *     in a 32-bit lane, computed on 32-bit lanes (u8p_shuf4n).
  * UCS1 pairs each byte with its would-be trail byte and uses u8p_shuf2;
  * UCS4 narrows vectors to 16 bits when their code points allow it.
  * pshufb only shuffles inside a 128-bit lane, so every lane is compacted

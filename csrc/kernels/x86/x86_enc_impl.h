@@ -206,41 +206,45 @@ EN(enc2)(vec v, uint8_t *d)
 }
 
 /* UPV code points < 0x10000 (no surrogates) in 16-bit lanes -> UPV..3UPV
- * bytes.  Each code point's UTF-8 is built right-aligned in a 32-bit lane
- * (the layout of utf8_lanes below) from two 16-bit halves: hi = [b2, b3]
- * (b3 the last byte) and lo = [-, b1] (the lead of a 3-byte sequence), so
- * the arithmetic runs on UPV units a vector; unpacking lo/hi gives the
- * lanes.  Stores 16 bytes at the start of every 4 units' bytes.
+ * bytes.  Each code point's bytes are built in a 32-bit lane from two
+ * 16-bit halves, lo = [c & 0x7F, b3] (the ASCII byte; the last byte of a
+ * longer sequence) and hi = [b1, b2] (the lead of a 3-byte sequence, the
+ * byte before the last), so the arithmetic runs on UPV units a vector;
+ * unpacking lo/hi gives the lanes [a, b3, b1, b2], whose bytes
+ * u8p_shuf4t picks in order (a; b2 b3; b1 b2 b3).  lo is the low byte of
+ * c in both halves, masked; hi takes bits 6..11 and 12..15 of c into its
+ * two bytes with one multiply-add, then the markers.  Stores 16 bytes at
+ * the start of every 4 units' bytes.
  *
  * One movemask gives every row index: in each 16-bit lane the low byte is
  * "< 0x80", the high byte "< 0x800", so the inverted mask holds, per unit,
- * the two bits u8p_shuf4c is indexed by, and the bytes of any run of units
+ * the two bits u8p_shuf4t is indexed by, and the bytes of any run of units
  * are their count plus the popcount of their bits: no length table, and
  * nothing but the 4 row loads goes through memory. */
 EN_INL size_t
 EN(enc3)(vec v, uint8_t *d)
 {
-    const vec zero = vzero();
-    vec lt80 = vcmpeq16(vand(v, vk(HFF80)), zero);
-    vec lt800 = vcmpeq16(vand(v, vk(HF800)), zero);
-    vec v8 = vsll16(v, 8);
-    /* b3 = 0x80 | (c & 0x3F); b2 = 0x80 | ((c >> 6) & 0x3F), plus 0x40 when
-     * b2 is a 2-byte lead (0xC0 | c >> 6, c >> 6 < 0x20) */
-    vec hi = vor(vor(vand(v8, vk(H3F00)), vand(vsrl16(v, 6), vk(H003F))),
-                 vor(vk(H8080), vand(vandnot(lt80, lt800), vk(H0040))));
-    /* b1 = 0xE0 | c >> 12 (only used by 3-byte lanes) */
-    vec lo = vor(vand(vsrl16(v, 4), vk(H0F00)), vk(HE000));
+    /* c + 0x7800, saturated: bit 15 is c >= 0x800 */
+    vec ge800 = vaddus16(v, vk(H7800));
+    /* [c & 0x7F, 0x80 | (c & 0x3F)] */
+    vec lo = vor(vand(vshuf8(v, vk(DUPLO)), vk(H3F7F)), vk(H8000));
+    /* (c >> 4) & 0x0FFC holds bits 6..11 of c in bits 2..7 and 12..15 in
+     * bits 8..11: times 0x40 and 1 they give [c >> 12, (c >> 6) & 0x3F];
+     * then 0xE0 on b1, and on b2 0xC0 (a 2-byte lead: c >> 6 is below
+     * 0x20 there) made 0x80 from c >= 0x800 on */
+    vec hi = vmaddubs(vand(vsrl16(v, 4), vk(H0FFC)), vk(H0140));
     vec a, b;
-    /* 2 bits a unit, units in order, set for "not below" (lt80 implies
-     * lt800) */
-    uint64_t m = ~vmhigh(vand(lt800, vor(lt80, vk(HFF00))));
+    /* 2 bits a unit, units in order: the sign bits of the low byte, set
+     * from c >= 0x80 on (min(c, 0x80), or with c's own low byte, which is
+     * below 0x80 when c is), and of the high byte, c >= 0x800 */
+    uint64_t m = vmhigh(vor(vmin16u(v, vk(H0080)), ge800));
     size_t n0, n1, n2;
-    hi = vblend(hi, v8, lt80); /* ASCII: b3 = c */
+    hi = vxor(vor(hi, vk(HC0E0)), vand(vsrl16(ge800, 1), vk(H4000)));
     /* per 128-bit lane: unpacklo = its units 0..3, unpackhi = 4..7 */
     a = vshuf8(vunpacklo16(lo, hi),
-               vrows(u8p_shuf4c[m & 0xFF], u8p_shuf4c[(m >> 16) & 0xFF]));
+               vrows(u8p_shuf4t[m & 0xFF], u8p_shuf4t[(m >> 16) & 0xFF]));
     b = vshuf8(vunpackhi16(lo, hi),
-               vrows(u8p_shuf4c[(m >> 8) & 0xFF], u8p_shuf4c[(m >> 24) & 0xFF]));
+               vrows(u8p_shuf4t[(m >> 8) & 0xFF], u8p_shuf4t[(m >> 24) & 0xFF]));
     n0 = 4 + (size_t)__builtin_popcountll(m & 0xFF);
     _mm_storeu_si128((__m128i *)d, vlane(a, 0));
     _mm_storeu_si128((__m128i *)(d + n0), vlane(b, 0));
