@@ -216,11 +216,11 @@ EN(enc2)(vec v, uint8_t *d)
  * two bytes with one multiply-add, then the markers.  Stores 16 bytes at
  * the start of every 4 units' bytes.
  *
- * One movemask gives every row index: in each 16-bit lane the low byte is
- * "< 0x80", the high byte "< 0x800", so the inverted mask holds, per unit,
- * the two bits u8p_shuf4t is indexed by, and the bytes of any run of units
- * are their count plus the popcount of their bits: no length table, and
- * nothing but the 4 row loads goes through memory. */
+ * One movemask gives every row index: in each 16-bit lane the sign bit of
+ * the low byte is ">= 0x80", of the high byte ">= 0x800", so the mask
+ * holds, per unit, the two bits u8p_shuf4t is indexed by, and the bytes of
+ * any run of units are their count plus the popcount of their bits: no
+ * length table, and nothing but the 4 row loads goes through memory. */
 EN_INL size_t
 EN(enc3)(vec v, uint8_t *d)
 {
