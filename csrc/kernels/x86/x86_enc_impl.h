@@ -160,6 +160,12 @@ EN(len_ucs4)(const uint32_t *src, size_t n, size_t *nsurr)
 
 /* ------------------------------------------------------------ block steps */
 
+/* 128-bit lane j of v shuffled by the 16-byte table row at row: each
+ * lane with its own row, at 128 bits, rather than one 256-bit shuffle by
+ * two rows joined into a vector (the join costs more than the second
+ * shuffle where 256-bit operations are split in two) */
+#define LANE_ROW(v, j, row) \
+    _mm_shuffle_epi8(vlane((v), (j)), _mm_load_si128((const __m128i *)(const void *)(row)))
 #define ENC_AT1(p) (8 * (p) + (size_t)__builtin_popcountll(m & (((uint64_t)1 << (8 * (p))) - 1)))
 
 /* VW Latin-1 bytes, m their high-bit mask -> VW..2VW bytes.  A byte
@@ -176,6 +182,8 @@ EN(enc1)(vec v, uint64_t m, uint8_t *d)
     /* per 128-bit lane: unpacklo = its bytes 0..7, unpackhi = 8..15 */
     vec a = vunpacklo8(first, trail), b = vunpackhi8(first, trail);
     int j;
+    /* rows joined into one 256-bit shuffle: here, unlike in enc2 and enc3,
+     * a shuffle per 128-bit lane (LANE_ROW) makes the step no faster */
     a = vshuf8(a, vrows(u8p_shuf2[m & 0xFF], u8p_shuf2[(m >> 16) & 0xFF]));
     b = vshuf8(b, vrows(u8p_shuf2[(m >> 8) & 0xFF], u8p_shuf2[(m >> 24) & 0xFF]));
     /* piece p (8 units) starts at 8p + the high bits before it */
@@ -196,12 +204,11 @@ EN(enc2)(vec v, uint8_t *d)
     vec big = vcmpgt16(v, vk(H007F));
     /* bits 16j .. 16j+7: the units of 128-bit lane j */
     uint64_t m = vmhigh(vpacks16(big, vzero()));
-    vec w = vshuf8(vblend(v, two, big),
-                   vrows(u8p_shuf2[m & 0xFF], u8p_shuf2[(m >> 16) & 0xFF]));
+    vec w = vblend(v, two, big);
     size_t n0 = 8 + (size_t)__builtin_popcountll(m & 0xFF);
-    _mm_storeu_si128((__m128i *)d, vlane(w, 0));
+    _mm_storeu_si128((__m128i *)d, LANE_ROW(w, 0, u8p_shuf2[m & 0xFF]));
     if (NLANE > 1)
-        _mm_storeu_si128((__m128i *)(d + n0), vlane(w, 1));
+        _mm_storeu_si128((__m128i *)(d + n0), LANE_ROW(w, 1, u8p_shuf2[(m >> 16) & 0xFF]));
     return UPV + (size_t)__builtin_popcountll(m);
 }
 
@@ -241,19 +248,17 @@ EN(enc3)(vec v, uint8_t *d)
     size_t n0, n1, n2;
     hi = vxor(vor(hi, vk(HC0E0)), vand(vsrl16(ge800, 1), vk(H4000)));
     /* per 128-bit lane: unpacklo = its units 0..3, unpackhi = 4..7 */
-    a = vshuf8(vunpacklo16(lo, hi),
-               vrows(u8p_shuf4t[m & 0xFF], u8p_shuf4t[(m >> 16) & 0xFF]));
-    b = vshuf8(vunpackhi16(lo, hi),
-               vrows(u8p_shuf4t[(m >> 8) & 0xFF], u8p_shuf4t[(m >> 24) & 0xFF]));
+    a = vunpacklo16(lo, hi);
+    b = vunpackhi16(lo, hi);
     n0 = 4 + (size_t)__builtin_popcountll(m & 0xFF);
-    _mm_storeu_si128((__m128i *)d, vlane(a, 0));
-    _mm_storeu_si128((__m128i *)(d + n0), vlane(b, 0));
+    _mm_storeu_si128((__m128i *)d, LANE_ROW(a, 0, u8p_shuf4t[m & 0xFF]));
+    _mm_storeu_si128((__m128i *)(d + n0), LANE_ROW(b, 0, u8p_shuf4t[(m >> 8) & 0xFF]));
     if (NLANE == 1)
         return 8 + (size_t)__builtin_popcountll(m & 0xFFFF);
     n1 = 8 + (size_t)__builtin_popcountll(m & 0xFFFF);
     n2 = 12 + (size_t)__builtin_popcountll(m & 0xFFFFFF);
-    _mm_storeu_si128((__m128i *)(d + n1), vlane(a, 1));
-    _mm_storeu_si128((__m128i *)(d + n2), vlane(b, 1));
+    _mm_storeu_si128((__m128i *)(d + n1), LANE_ROW(a, 1, u8p_shuf4t[(m >> 16) & 0xFF]));
+    _mm_storeu_si128((__m128i *)(d + n2), LANE_ROW(b, 1, u8p_shuf4t[(m >> 24) & 0xFF]));
     return 16 + (size_t)__builtin_popcountll(m & 0xFFFFFFFF);
 }
 
