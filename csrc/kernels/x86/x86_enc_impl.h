@@ -182,7 +182,7 @@ EN(enc1)(vec v, uint64_t m, uint8_t *d)
     /* per 128-bit lane: unpacklo = its bytes 0..7, unpackhi = 8..15 */
     vec a = vunpacklo8(first, trail), b = vunpackhi8(first, trail);
     int j;
-    /* rows joined into one 256-bit shuffle: here, unlike in enc2 and enc3,
+    /* rows joined into one 256-bit shuffle: here, unlike in the other steps,
      * a shuffle per 128-bit lane (LANE_ROW) makes the step no faster */
     a = vshuf8(a, vrows(u8p_shuf2[m & 0xFF], u8p_shuf2[(m >> 16) & 0xFF]));
     b = vshuf8(b, vrows(u8p_shuf2[(m >> 8) & 0xFF], u8p_shuf2[(m >> 24) & 0xFF]));
@@ -305,18 +305,16 @@ EN(enc4)(vec a, vec b, uint8_t *d)
     unsigned x0 = (unsigned)m & 0xFF, x1 = (unsigned)(m >> 8) & 0xFF;
     unsigned x2 = (unsigned)(m >> 16) & 0xFF, x3 = (unsigned)(m >> 24) & 0xFF;
     size_t n0 = u8p_len4n[x0], n1, n2;
-    sa = vshuf8(sa, vrows(u8p_shuf4n[x0], u8p_shuf4n[x2]));
-    sb = vshuf8(sb, vrows(u8p_shuf4n[x1], u8p_shuf4n[x3]));
-    _mm_storeu_si128((__m128i *)d, vlane(sa, 0));
+    _mm_storeu_si128((__m128i *)d, LANE_ROW(sa, 0, u8p_shuf4n[x0]));
     if (NLANE == 1) {
-        _mm_storeu_si128((__m128i *)(d + n0), vlane(sb, 0));
+        _mm_storeu_si128((__m128i *)(d + n0), LANE_ROW(sb, 0, u8p_shuf4n[x1]));
         return n0 + u8p_len4n[x1];
     }
     n1 = n0 + u8p_len4n[x2];
     n2 = n1 + u8p_len4n[x1];
-    _mm_storeu_si128((__m128i *)(d + n0), vlane(sa, 1));
-    _mm_storeu_si128((__m128i *)(d + n1), vlane(sb, 0));
-    _mm_storeu_si128((__m128i *)(d + n2), vlane(sb, 1));
+    _mm_storeu_si128((__m128i *)(d + n0), LANE_ROW(sa, 1, u8p_shuf4n[x2]));
+    _mm_storeu_si128((__m128i *)(d + n1), LANE_ROW(sb, 0, u8p_shuf4n[x1]));
+    _mm_storeu_si128((__m128i *)(d + n2), LANE_ROW(sb, 1, u8p_shuf4n[x3]));
     return n2 + u8p_len4n[x3];
 }
 
