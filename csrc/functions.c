@@ -128,9 +128,8 @@ mod_encode(PyObject *module, PyObject *const *args, Py_ssize_t nargs, PyObject *
         if (body >= 0)
             return prefixed_bytes(pf, tmp, body);
     }
-    else if (v.kind == PyUnicode_4BYTE_KIND &&
-             v.n <= U8P_ENCODE_ONE_PASS_MAX / u8p_max_utf8(v.ascii, v.kind) &&
-             (uint64_t)(v.n * u8p_max_utf8(v.ascii, v.kind)) <= u8p_prefix_max(pf)) {
+    else if (v.kind == PyUnicode_4BYTE_KIND && v.n <= U8P_ENCODE_ONE_PASS_MAX / 4 &&
+             (uint64_t)(v.n * 4) <= u8p_prefix_max(pf)) {
         /* UCS4, up to 1 MiB of worst case: one pass into a bytes object
          * sized for the worst case, shrunk in place afterwards (CPython's
          * own encoder does the same); the body goes behind the prefix width
@@ -138,7 +137,7 @@ mod_encode(PyObject *module, PyObject *const *args, Py_ssize_t nargs, PyObject *
          * one.  Only UCS4: there counting costs half as much as encoding,
          * so one pass saves; for UCS1 and UCS2 counting is cheap and the
          * 2-3x larger worst-case allocation costs more than it saves. */
-        Py_ssize_t worst = v.n * u8p_max_utf8(v.ascii, v.kind);
+        Py_ssize_t worst = v.n * 4; /* UCS4: 4 bytes a code point at most */
         out = PyBytes_FromStringAndSize(
             NULL, (Py_ssize_t)u8p_prefix_size(pf, (uint64_t)worst) + worst);
         if (out == NULL)

@@ -254,7 +254,10 @@ writer_put_view(WriterObject *w, const u8p_str *vp)
     }
 
     maxb = u8p_max_utf8(v.ascii, v.kind);
-    if (v.n <= (PY_SSIZE_T_MAX - U8P_PREFIX_MAX_BYTES) / maxb) {
+    /* the worst case cannot overflow (maxb <= 4); a constant bound, so no
+     * division per string: maxb is a table's value here, and a division by
+     * it is an integer divide on every non-ASCII str */
+    if (v.n <= (PY_SSIZE_T_MAX - U8P_PREFIX_MAX_BYTES) / 4) {
         Py_ssize_t worst = v.n * maxb, r;
         /* One pass only when the worst case fits as it is: a writer never
          * grows for bytes it may not need (counting is cheap; growth is
