@@ -242,8 +242,8 @@ EN(enc3)(vec v, uint8_t *d)
     vec hi = vmaddubs(vand(vsrl16(v, 4), vk(H0FFC)), vk(H0140));
     vec a, b;
     /* 2 bits a unit, units in order: the sign bits of the low byte, set
-     * from c >= 0x80 on (min(c, 0x80), or with c's own low byte, which is
-     * below 0x80 when c is), and of the high byte, c >= 0x800 */
+     * from c >= 0x80 on (min(c, 0x80), ORed with ge800, whose low byte is
+     * c's own, below 0x80 when c is), and of the high byte, c >= 0x800 */
     uint64_t m = vmhigh(vor(vmin16u(v, vk(H0080)), ge800));
     size_t n0, n1, n2;
     hi = vxor(vor(hi, vk(HC0E0)), vand(vsrl16(ge800, 1), vk(H4000)));
