@@ -35,10 +35,9 @@ U8P_ALIGN32 const u8p_v256 u8p_x86_k[U8P_K_COUNT] = {
     /* 16-bit lanes */
     [U8P_K_H003F] = H16(0x003Fu), [U8P_K_H007F] = H16(0x007Fu), [U8P_K_H80C0] = H16(0x80C0u),
     [U8P_K_HFF80] = H16(0xFF80u), [U8P_K_HF800] = H16(0xF800u), [U8P_K_HD800] = H16(0xD800u),
-    [U8P_K_HFF00] = H16(0xFF00u), [U8P_K_H3F7F] = H16(0x3F7Fu), [U8P_K_H8000] = H16(0x8000u),
-    [U8P_K_H0FFC] = H16(0x0FFCu), [U8P_K_H0140] = H16(0x0140u), [U8P_K_H4000] = H16(0x4000u),
-    [U8P_K_H80E0] = H16(0x80E0u), [U8P_K_H7800] = H16(0x7800u), [U8P_K_H0080] = H16(0x0080u),
-    [U8P_K_HC0E0] = H16(0xC0E0u),
+    [U8P_K_H3F7F] = H16(0x3F7Fu), [U8P_K_H8000] = H16(0x8000u), [U8P_K_H0FFC] = H16(0x0FFCu),
+    [U8P_K_H0140] = H16(0x0140u), [U8P_K_H4000] = H16(0x4000u), [U8P_K_H7800] = H16(0x7800u),
+    [U8P_K_H0080] = H16(0x0080u), [U8P_K_HC0E0] = H16(0xC0E0u),
     /* each 16-bit lane's low byte in both of its bytes */
     [U8P_K_DUPLO] = {.b = {0, 0, 2, 2, 4, 4, 6, 6, 8, 8, 10, 10, 12, 12, 14, 14,
                            0, 0, 2, 2, 4, 4, 6, 6, 8, 8, 10, 10, 12, 12, 14, 14}},
