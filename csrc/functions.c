@@ -124,7 +124,7 @@ mod_encode(PyObject *module, PyObject *const *args, Py_ssize_t nargs, PyObject *
     /* short strings: one pass into the stack, then one exact copy */
     if (v.n <= (Py_ssize_t)sizeof tmp / 4 &&
         v.n * u8p_max_utf8(v.ascii, v.kind) <= (Py_ssize_t)sizeof tmp) {
-        body = u8p_body_encode_room(&v, eh, tmp);
+        body = u8p_body_encode_room(&v, eh, tmp, (Py_ssize_t)sizeof tmp);
         if (body >= 0)
             return prefixed_bytes(pf, tmp, body);
     }
@@ -142,7 +142,8 @@ mod_encode(PyObject *module, PyObject *const *args, Py_ssize_t nargs, PyObject *
             NULL, (Py_ssize_t)u8p_prefix_size(pf, (uint64_t)worst) + worst);
         if (out == NULL)
             return NULL;
-        body = u8p_prefixed_encode(&v, eh, pf, (uint8_t *)PyBytes_AS_STRING(out));
+        body = u8p_prefixed_encode(&v, eh, pf, (uint8_t *)PyBytes_AS_STRING(out),
+                                   PyBytes_GET_SIZE(out));
         if (body < 0) {
             Py_DECREF(out);
         }

@@ -201,10 +201,11 @@ u8p_body_encode(const u8p_str *v, u8p_errors eh, uint8_t *dst)
 }
 
 Py_ssize_t
-u8p_prefixed_encode(const u8p_str *v, u8p_errors eh, u8p_prefix pf, uint8_t *dst)
+u8p_prefixed_encode(const u8p_str *v, u8p_errors eh, u8p_prefix pf, uint8_t *dst,
+                    Py_ssize_t room)
 {
     Py_ssize_t pw = (Py_ssize_t)u8p_prefix_size(pf, (uint64_t)v->n), bw;
-    Py_ssize_t body = u8p_body_encode_room(v, eh, dst + pw);
+    Py_ssize_t body = u8p_body_encode_room(v, eh, dst + pw, room - pw);
     if (body < 0)
         return body;
     bw = (Py_ssize_t)u8p_prefix_size(pf, (uint64_t)body);
@@ -234,12 +235,18 @@ u8p_body_encode_pass(const u8p_str *v, uint8_t *dst)
 }
 
 Py_ssize_t
-u8p_body_encode_room(const u8p_str *v, u8p_errors eh, uint8_t *dst)
+u8p_body_encode_room(const u8p_str *v, u8p_errors eh, uint8_t *dst, Py_ssize_t room)
 {
     int surr = 0;
     Py_ssize_t r;
-    if (v->ascii || v->kind == PyUnicode_1BYTE_KIND)
+    if (v->ascii)
         return u8p_body_encode(v, eh, dst);
+    if (v->kind == PyUnicode_1BYTE_KIND) {
+        /* worst case 2n, <= room: no overflow */
+        if (room - 2 * v->n >= U8P_ENC1_ROOM)
+            return (Py_ssize_t)u8p_K->enc_ucs1_room((const uint8_t *)v->data, (size_t)v->n, dst);
+        return (Py_ssize_t)u8p_K->enc_ucs1((const uint8_t *)v->data, (size_t)v->n, dst);
+    }
     if (v->kind == PyUnicode_2BYTE_KIND)
         r = (Py_ssize_t)u8p_K->enc_ucs2_pass((const uint16_t *)v->data, (size_t)v->n, dst, &surr);
     else

@@ -277,11 +277,13 @@ Py_ssize_t u8p_body_encode(const u8p_str *v, u8p_errors eh, uint8_t *dst);
  * body behind the prefix width of the fewest bytes it can take,
  * u8p_prefix_size(pf, v->n), moves it if the width its length needs differs
  * (a longer body, or "ignore" dropping surrogates), and writes the prefix.
- * dst has room for u8p_prefix_size(pf, worst) + worst bytes, worst =
+ * dst has room bytes, at least u8p_prefix_size(pf, worst) + worst, worst =
  * v->n * u8p_max_utf8(v->ascii, v->kind) <= u8p_prefix_max(pf).  Returns the prefix
- * and body bytes written, or u8p_body_encode's -1 / U8P_NEED_CODEC.
+ * and body bytes written, or u8p_body_encode's -1 / U8P_NEED_CODEC.  The
+ * bytes of the room past those may be overwritten.
  */
-Py_ssize_t u8p_prefixed_encode(const u8p_str *v, u8p_errors eh, u8p_prefix pf, uint8_t *dst);
+Py_ssize_t u8p_prefixed_encode(const u8p_str *v, u8p_errors eh, u8p_prefix pf, uint8_t *dst,
+                               Py_ssize_t room);
 
 /*
  * The body through the kernels' pass forms (kernels.h): every code point,
@@ -293,13 +295,15 @@ Py_ssize_t u8p_prefixed_encode(const u8p_str *v, u8p_errors eh, u8p_prefix pf, u
 Py_ssize_t u8p_body_encode_pass(const u8p_str *v, uint8_t *dst);
 
 /*
- * u8p_body_encode where dst has room for the worst case: the pass forms
- * first, which note the lone surrogates instead of looking ahead for them
- * before each block (the common str has none); a str that has one is
- * encoded again by u8p_body_encode, unless the handler is "surrogatepass".
- * Same results.
+ * u8p_body_encode where dst has room bytes, at least the worst case: the
+ * pass forms first, which note the lone surrogates instead of looking
+ * ahead for them before each block (the common str has none); a str that
+ * has one is encoded again by u8p_body_encode, unless the handler is
+ * "surrogatepass".  UCS1 with U8P_ENC1_ROOM bytes to spare takes the
+ * kernels' room form.  Same results; the bytes of the room past them may
+ * be overwritten.
  */
-Py_ssize_t u8p_body_encode_room(const u8p_str *v, u8p_errors eh, uint8_t *dst);
+Py_ssize_t u8p_body_encode_room(const u8p_str *v, u8p_errors eh, uint8_t *dst, Py_ssize_t room);
 
 /*
  * Encodes a body whose length u8p_body_length gave as `expected`, and

@@ -269,7 +269,7 @@ writer_put_view(WriterObject *w, const u8p_str *vp)
          * than counting every such string first. */
         if ((uint64_t)worst <= u8p_prefix_max(pf) &&
             (Py_ssize_t)u8p_prefix_size(pf, (uint64_t)worst) + worst <= w->cap - w->len) {
-            r = u8p_prefixed_encode(&v, w->eh, pf, w->buf + w->len);
+            r = u8p_prefixed_encode(&v, w->eh, pf, w->buf + w->len, w->cap - w->len);
             if (r == U8P_NEED_CODEC)
                 return writer_put_via_codec(w, &v);
             if (r < 0)

@@ -161,7 +161,10 @@ SP(short_put)(uint8_t *const buf, const Py_ssize_t len, const Py_ssize_t cap, Py
             }
             K = u8p_K;
             if (kind == PyUnicode_1BYTE_KIND)
-                body = K->enc_ucs1((const uint8_t *)data, (size_t)n, dst + 1);
+                /* the room form where the writer has it (kernels.h): the
+                 * common case of a buffer that grows by doubling */
+                body = (cap - len > worst + U8P_ENC1_ROOM ? K->enc_ucs1_room : K->enc_ucs1)(
+                    (const uint8_t *)data, (size_t)n, dst + 1);
             else if (kind == PyUnicode_2BYTE_KIND)
                 body = K->enc_ucs2((const uint16_t *)data, (size_t)n, dst + 1, &done);
             else

@@ -379,6 +379,15 @@ check_case(int kind, const void *units, size_t n, const char *label)
         if (kind != 1 && dn != done)
             check_fail(kname, kind, "enc", label, n, "done", dn, done);
         check_bytes(kname, kind, "enc", label, n, dst, out);
+        if (kind == 1) {
+            /* the room form, its room ending at the guard page: a store
+             * past 2n + U8P_ENC1_ROOM faults */
+            dst = check_dst_at(2 * n + U8P_ENC1_ROOM);
+            r = k->enc_ucs1_room(src, n, dst);
+            if (r != out)
+                check_fail(kname, kind, "enc_room", label, n, "bytes", r, out);
+            check_bytes(kname, kind, "enc_room", label, n, dst, out);
+        }
     }
 #if U8P_HAVE_VBMI2_SHORT
     if (check_vbmi2_on && n >= 1 && n <= 32)

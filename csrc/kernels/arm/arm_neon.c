@@ -307,6 +307,7 @@ const u8p_kernels u8p_kernels_neon = {
     neon_enc_ucs4,
     neon_enc_ucs2_pass,
     neon_enc_ucs4_pass,
+    neon_enc_ucs1, /* the room is not used */
 };
 
 #else /* !U8P_ARM_NEON */

@@ -314,6 +314,7 @@ const u8p_kernels u8p_kernels_avx512_vbmi2 = {
     vbmi2_enc_ucs4,
     vbmi2_enc_ucs2_pass,
     vbmi2_enc_ucs4_pass,
+    vbmi2_enc_ucs1, /* its masked stores need no room */
 };
 
 /* ------------------------------------------- the "avx512" level's table */
@@ -338,6 +339,13 @@ avx512_enc1(const uint8_t *src, size_t n, uint8_t *dst)
     return n < AVX512_SHORT_UCS1 ? vbmi2_enc_ucs1(src, n, dst) : u8p_avx2_enc_ucs1(src, n, dst);
 }
 
+U8P_VBMI2 static size_t
+avx512_enc1_room(const uint8_t *src, size_t n, uint8_t *dst)
+{
+    return n < AVX512_SHORT_UCS1 ? vbmi2_enc_ucs1(src, n, dst)
+                                 : u8p_avx2_enc_ucs1_room(src, n, dst);
+}
+
 #define DEFINE_BY_SIZE(name, T, limit, short_fn, long_fn)                    \
     U8P_VBMI2 static size_t name(const T *src, size_t n, uint8_t *dst, size_t *done) \
     {                                                                         \
@@ -355,14 +363,14 @@ avx512_enc2_pass(const uint16_t *src, size_t n, uint8_t *dst, int *surr)
 const u8p_kernels u8p_kernels_avx512 = {
     "avx512",          avx512_len_ucs1,   u8p_avx2_len_ucs2,       u8p_avx2_len_ucs4,
     u8p_avx2_enc_ucs1, u8p_avx2_enc_ucs2, u8p_avx2_enc_ucs4,
-    u8p_avx2_enc_ucs2_pass, u8p_avx2_enc_ucs4_pass,
+    u8p_avx2_enc_ucs2_pass, u8p_avx2_enc_ucs4_pass, u8p_avx2_enc_ucs1_room,
 };
 
 /* + VBMI2 */
 const u8p_kernels u8p_kernels_avx512_mixed = {
     "avx512",    avx512_len_ucs1, u8p_avx2_len_ucs2, vbmi_len_ucs4,
     avx512_enc1, avx512_enc2, vbmi2_enc_ucs4,
-    avx512_enc2_pass, vbmi2_enc_ucs4_pass,
+    avx512_enc2_pass, vbmi2_enc_ucs4_pass, avx512_enc1_room,
 };
 
 /* --------------------------------------- the "avx512" level on Intel cores */
@@ -474,7 +482,7 @@ U8P_DEFINE_ENC_PASS(U8P_VBMI2 static, intel_enc2_pass, uint16_t, intel_enc2)
 const u8p_kernels u8p_kernels_avx512_intel = {
     "avx512",   avx512_len_ucs1, avx512_len_ucs2, vbmi_len_ucs4,
     intel_enc1, intel_enc2,      vbmi2_enc_ucs4,
-    intel_enc2_pass, vbmi2_enc_ucs4_pass,
+    intel_enc2_pass, vbmi2_enc_ucs4_pass, intel_enc1, /* masked stores: no room needed */
 };
 
 #else /* !U8P_X86_SIMD */

@@ -477,29 +477,39 @@ EN(scan_surr32)(const uint32_t *src, size_t i, size_t end)
         i += 16;                                                              \
     }
 
-/* r < 2VW Latin-1 bytes -> their UTF-8 at d, exactly: encoded from
- * zero-padded loads (a 0 encodes as one byte, at the end) into a buffer,
- * no per-byte branch, the real bytes copied out. */
-U8P_ET static size_t
-EN(short_ucs1)(const uint8_t *src, size_t r, uint8_t *d)
+/* ENC_UCS1_SHORT <= r < VW + 8 Latin-1 bytes -> their UTF-8 at d:
+ * encoded from zero-padded loads (a 0 encodes as one byte, at the end),
+ * no per-byte branch.  With room (enc_ucs1_room: d has 2r +
+ * U8P_ENC1_ROOM bytes) the steps store straight into d; their last stores
+ * run past the exact length by less than that (the padding's bytes and a
+ * 16-byte store's slack: at most 40 + r bytes from one vector, 72 + r from
+ * two, against 2r + U8P_ENC1_ROOM for r >= 8).  Without room, into a
+ * buffer, the real bytes copied out: that copy loads bytes which several
+ * stores just wrote, a load the CPU cannot forward from them, so it waits
+ * for them to reach the cache; on short strs that wait costs as much as
+ * the encoding. */
+EN_INL size_t
+EN(short_ucs1)(const uint8_t *src, size_t r, uint8_t *d, int room)
 {
     uint8_t buf[4 * VW + 16];
+    uint8_t *const b = room ? d : buf;
     size_t o;
     vec v = vldpart(src, r > VW ? VW : r);
-    o = EN(enc1)(v, vmhigh(v), buf);
+    o = EN(enc1)(v, vmhigh(v), b);
     if (r > VW) {
         v = vldpart(src + VW, r - VW);
-        o += EN(enc1)(v, vmhigh(v), buf + o) - (2 * VW - r);
+        o += EN(enc1)(v, vmhigh(v), b + o) - (2 * VW - r);
     }
     else {
         o -= VW - r;
     }
-    u8p_copy_short(d, buf, o);
+    if (!room)
+        u8p_copy_short(d, buf, o);
     return o;
 }
 
-U8P_ET size_t
-EN(enc_ucs1)(const uint8_t *src, size_t n, uint8_t *dst)
+EN_INL size_t
+EN(ucs1)(const uint8_t *src, size_t n, uint8_t *dst, int room)
 {
     uint8_t *d = dst;
     size_t i = 0;
@@ -520,8 +530,20 @@ EN(enc_ucs1)(const uint8_t *src, size_t n, uint8_t *dst)
     }
     /* the last n - i < VW + 8 bytes */
     if (n - i >= ENC_UCS1_SHORT)
-        return (size_t)(d - dst) + EN(short_ucs1)(src + i, n - i, d);
+        return (size_t)(d - dst) + EN(short_ucs1)(src + i, n - i, d, room);
     return (size_t)(d - dst) + u8p_enc_ucs1_nobranch(src + i, n - i, d);
+}
+
+U8P_ET size_t
+EN(enc_ucs1)(const uint8_t *src, size_t n, uint8_t *dst)
+{
+    return EN(ucs1)(src, n, dst, 0);
+}
+
+U8P_ET size_t
+EN(enc_ucs1_room)(const uint8_t *src, size_t n, uint8_t *dst)
+{
+    return EN(ucs1)(src, n, dst, 1);
 }
 
 /* 1 <= n < ENC_NEED UCS2 (ucs4 = 0) or UCS4 units, a whole input or the
@@ -740,7 +762,7 @@ ENC_PASS_ENTRY(EN(enc_ucs4_pass), uint32_t, EN(ucs4_pass), ENC_MIN_UCS4, u8p_sca
 const u8p_kernels ENC_TABLE = {
     ENC_NAME,       EN(len_ucs1), EN(len_ucs2), EN(len_ucs4),
     EN(enc_ucs1),   EN(enc_ucs2), EN(enc_ucs4),
-    EN(enc_ucs2_pass), EN(enc_ucs4_pass),
+    EN(enc_ucs2_pass), EN(enc_ucs4_pass), EN(enc_ucs1_room),
 };
 
 #undef ENC_AT1
