@@ -616,7 +616,8 @@ decode_payload(const rd_ctx *c, Py_ssize_t off, Py_ssize_t n)
             s = PyUnicode_New((Py_ssize_t)(lead + ncp), 0xFF);
             if (s == NULL)
                 return NULL;
-            memcpy(PyUnicode_1BYTE_DATA(s), p, lead);
+            if (lead) /* mostly 0 (ascii_likely was false): no call */
+                memcpy(PyUnicode_1BYTE_DATA(s), p, lead);
             if (u8p_D->to_ucs1_checked(p + lead, (size_t)n - lead,
                                        PyUnicode_1BYTE_DATA(s) + lead, ncp)
                 == U8P_DEC_OK)

@@ -426,11 +426,20 @@ avx2_prescan(const uint8_t *s, size_t n, size_t *ncp)
         vmax = _mm256_max_epu8(vmax, a);
         cont += (size_t)__builtin_popcount(
             (unsigned)_mm256_movemask_epi8(_mm256_cmpgt_epi8(lim, a)));
-        /* a payload under 128 bytes in another script stops here too, not
-         * after a whole pass for nothing */
-        if (!_mm256_testz_si256(_mm256_subs_epu8(vmax, c3), _mm256_subs_epu8(vmax, c3)))
-            return 0xFF;
     }
+    if (i < n && n >= 32) {
+        /* the last n - i bytes: the top of the 32 that end at n (the max
+         * may see bytes twice; the count takes the top bits only) -- no
+         * loop of a branch per byte */
+        __m256i a = _mm256_loadu_si256((const __m256i *)(s + n - 32));
+        vmax = _mm256_max_epu8(vmax, a);
+        cont += (size_t)__builtin_popcount(
+            (unsigned)_mm256_movemask_epi8(_mm256_cmpgt_epi8(lim, a)) >> (32 - (n - i)));
+        i = n;
+    }
+    /* another script stops here, without the reduction below */
+    if (!_mm256_testz_si256(_mm256_subs_epu8(vmax, c3), _mm256_subs_epu8(vmax, c3)))
+        return 0xFF;
     for (; i < n; i++) {
         cont += (s[i] & 0xC0) == 0x80;
         if (s[i] > maxb)
@@ -704,9 +713,9 @@ short_src(const uint8_t *s, size_t n, size_t avail, size_t need, uint8_t *buf, c
 T_AVX2 U8P_APART ptrdiff_t avx2_dec_short4(const uint8_t *s, size_t n, size_t avail,
                                            u8p_dec_alloc alloc, void *ctx);
 
-/* two: the payload passes 32 bytes (a constant in each instance: a name's
- * payload pays for one vector of masks) */
-T_AVX2 U8P_ALWAYS_INLINE ptrdiff_t
+/* two: the payload passes 32 bytes (a name's payload pays for one vector
+ * of masks); not inlined into avx2_dec_short (see there) */
+T_AVX2 U8P_NOINLINE ptrdiff_t
 avx2_dec_short_in(const uint8_t *s, size_t n, size_t avail, u8p_dec_alloc alloc, void *ctx,
                   const int two)
 {
@@ -809,9 +818,10 @@ T_AVX2 static ptrdiff_t
 avx2_dec_short(const uint8_t *s, size_t n, size_t avail, u8p_dec_alloc alloc, void *ctx)
 {
     /* a payload with a byte F0..FF leaves here for its own path, before
-     * an instance's masks are made, when the loads stay in avail (the
-     * instances are inlined: their aligned frame is set up at this
-     * function's entry, on this path too) */
+     * an instance's masks are made, when the loads stay in avail.  The
+     * instances are calls of their own, so this test runs without their
+     * aligned frame: a short emoji payload, which the caller's inline
+     * loop then decodes, pays for the test and not for the frame too */
     if (avail >= (n > 32 ? 64 : 32)) {
         const __m256i f = _mm256_set1_epi8(-17);
         const __m256i v = _mm256_loadu_si256((const __m256i *)s);
