@@ -243,7 +243,7 @@ u8p_body_encode_room(const u8p_str *v, u8p_errors eh, uint8_t *dst, Py_ssize_t r
         return u8p_body_encode(v, eh, dst);
     if (v->kind == PyUnicode_1BYTE_KIND) {
         /* worst case 2n, <= room: no overflow */
-        if (room - 2 * v->n >= U8P_ENC1_ROOM)
+        if (room - 2 * v->n >= U8P_ENC_ROOM)
             return (Py_ssize_t)u8p_K->enc_ucs1_room((const uint8_t *)v->data, (size_t)v->n, dst);
         return (Py_ssize_t)u8p_K->enc_ucs1((const uint8_t *)v->data, (size_t)v->n, dst);
     }

@@ -299,7 +299,7 @@ Py_ssize_t u8p_body_encode_pass(const u8p_str *v, uint8_t *dst);
  * pass forms first, which note the lone surrogates instead of looking
  * ahead for them before each block (the common str has none); a str that
  * has one is encoded again by u8p_body_encode, unless the handler is
- * "surrogatepass".  UCS1 with U8P_ENC1_ROOM bytes to spare takes the
+ * "surrogatepass".  UCS1 with U8P_ENC_ROOM bytes to spare takes the
  * kernels' room form.  Same results; the bytes of the room past them may
  * be overwritten.
  */

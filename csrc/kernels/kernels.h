@@ -33,12 +33,13 @@
  *       looks ahead for surrogates before each block skips the look here;
  *       the glue takes this form first when it has room for the worst
  *       case, and again (surr NULL) after a length pass that found none.
- *   enc_ucs1_room(src, n, dst)
- *       enc_ucs1, for a dst with room for 2n + U8P_ENC1_ROOM bytes: the
- *       bytes past the returned length, up to that room, may be written
- *       (garbage).  A level whose short inputs go through a buffer (whose
- *       copy-out waits for the stores it reads) stores straight into dst
- *       here; others use their enc_ucs1.
+ *   enc_ucs1_room / enc_ucs2_room / enc_ucs4_room
+ *       enc_ucs1 / enc_ucs2 / enc_ucs4, for a dst with room for 2n, 3n or
+ *       4n + U8P_ENC_ROOM bytes: the bytes past the returned length, up
+ *       to that room, may be written (garbage).  A level whose short
+ *       inputs go through a buffer (whose copy-out waits for the stores
+ *       it reads) stores straight into dst here; others use the exact
+ *       forms.
  *
  * dst must have room for the exact UTF-8 length of what is encoded
  * (at most 2, 3 or 4 bytes a code point for UCS1/2/4).  Kernels never read
@@ -132,10 +133,13 @@ typedef struct u8p_kernels {
     size_t (*enc_ucs4_pass)(const uint32_t *src, size_t n, uint8_t *dst, int *surr);
 
     size_t (*enc_ucs1_room)(const uint8_t *src, size_t n, uint8_t *dst);
+    size_t (*enc_ucs2_room)(const uint16_t *src, size_t n, uint8_t *dst, size_t *done);
+    size_t (*enc_ucs4_room)(const uint32_t *src, size_t n, uint8_t *dst, size_t *done);
 } u8p_kernels;
 
-/* Bytes past the worst case (2n) that enc_ucs1_room may write into. */
-#define U8P_ENC1_ROOM 64
+/* Bytes past the worst case (2n, 3n, 4n) that the room forms may write
+ * into. */
+#define U8P_ENC_ROOM 64
 
 /* Implementations; each exists only where it is compiled for the target. */
 extern const u8p_kernels u8p_kernels_scalar;

@@ -160,11 +160,18 @@ SP(short_put)(uint8_t *const buf, const Py_ssize_t len, const Py_ssize_t cap, Py
                 return (Py_ssize_t)body + 1;
             }
             K = u8p_K;
-            if (kind == PyUnicode_1BYTE_KIND)
-                /* the room form where the writer has it (kernels.h): the
-                 * common case of a buffer that grows by doubling */
-                body = (cap - len > worst + U8P_ENC1_ROOM ? K->enc_ucs1_room : K->enc_ucs1)(
-                    (const uint8_t *)data, (size_t)n, dst + 1);
+            /* the room forms where the writer has the room (kernels.h):
+             * the common case of a buffer that grows by doubling */
+            if (cap - len > worst + U8P_ENC_ROOM) {
+                if (kind == PyUnicode_1BYTE_KIND)
+                    body = K->enc_ucs1_room((const uint8_t *)data, (size_t)n, dst + 1);
+                else if (kind == PyUnicode_2BYTE_KIND)
+                    body = K->enc_ucs2_room((const uint16_t *)data, (size_t)n, dst + 1, &done);
+                else
+                    body = K->enc_ucs4_room((const uint32_t *)data, (size_t)n, dst + 1, &done);
+            }
+            else if (kind == PyUnicode_1BYTE_KIND)
+                body = K->enc_ucs1((const uint8_t *)data, (size_t)n, dst + 1);
             else if (kind == PyUnicode_2BYTE_KIND)
                 body = K->enc_ucs2((const uint16_t *)data, (size_t)n, dst + 1, &done);
             else

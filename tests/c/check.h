@@ -70,7 +70,7 @@ check_init(size_t max_cp)
     }
     check_cap = max_cp;
     guarded_init(&check_src, 4 * max_cp);
-    guarded_init(&check_dst, 4 * max_cp + CHECK_CANARY);
+    guarded_init(&check_dst, 4 * max_cp + U8P_ENC_ROOM + CHECK_CANARY);
     check_expect = malloc(4 * max_cp + 1);
     if (!check_expect)
         exit(2);
@@ -379,15 +379,18 @@ check_case(int kind, const void *units, size_t n, const char *label)
         if (kind != 1 && dn != done)
             check_fail(kname, kind, "enc", label, n, "done", dn, done);
         check_bytes(kname, kind, "enc", label, n, dst, out);
-        if (kind == 1) {
-            /* the room form, its room ending at the guard page: a store
-             * past 2n + U8P_ENC1_ROOM faults */
-            dst = check_dst_at(2 * n + U8P_ENC1_ROOM);
-            r = k->enc_ucs1_room(src, n, dst);
-            if (r != out)
-                check_fail(kname, kind, "enc_room", label, n, "bytes", r, out);
-            check_bytes(kname, kind, "enc_room", label, n, dst, out);
-        }
+        /* the room form, its room ending at the guard page: a store past
+         * 2n, 3n or 4n + U8P_ENC_ROOM faults */
+        dst = check_dst_at((kind == 4 ? 4 : kind + 1) * n + U8P_ENC_ROOM);
+        dn = (size_t)-1;
+        r = kind == 1   ? k->enc_ucs1_room(src, n, dst)
+            : kind == 2 ? k->enc_ucs2_room(src, n, dst, &dn)
+                        : k->enc_ucs4_room(src, n, dst, &dn);
+        if (r != out)
+            check_fail(kname, kind, "enc_room", label, n, "bytes", r, out);
+        if (kind != 1 && dn != done)
+            check_fail(kname, kind, "enc_room", label, n, "done", dn, done);
+        check_bytes(kname, kind, "enc_room", label, n, dst, out);
     }
 #if U8P_HAVE_VBMI2_SHORT
     if (check_vbmi2_on && n >= 1 && n <= 32)

@@ -307,7 +307,9 @@ const u8p_kernels u8p_kernels_neon = {
     neon_enc_ucs4,
     neon_enc_ucs2_pass,
     neon_enc_ucs4_pass,
-    neon_enc_ucs1, /* the room is not used */
+    neon_enc_ucs1, /* the room forms: the room is not used */
+    neon_enc_ucs2,
+    neon_enc_ucs4,
 };
 
 #else /* !U8P_ARM_NEON */

@@ -15,5 +15,7 @@ const u8p_kernels u8p_kernels_scalar = {
     u8p_scalar_enc_ucs4,
     u8p_scalar_enc_ucs2_pass,
     u8p_scalar_enc_ucs4_pass,
-    u8p_scalar_enc_ucs1, /* the room is not used */
+    u8p_scalar_enc_ucs1, /* the room forms: the room is not used */
+    u8p_scalar_enc_ucs2,
+    u8p_scalar_enc_ucs4,
 };

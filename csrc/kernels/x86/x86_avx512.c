@@ -314,7 +314,9 @@ const u8p_kernels u8p_kernels_avx512_vbmi2 = {
     vbmi2_enc_ucs4,
     vbmi2_enc_ucs2_pass,
     vbmi2_enc_ucs4_pass,
-    vbmi2_enc_ucs1, /* its masked stores need no room */
+    vbmi2_enc_ucs1, /* the room forms: masked stores need no room */
+    vbmi2_enc_ucs2,
+    vbmi2_enc_ucs4,
 };
 
 /* ------------------------------------------- the "avx512" level's table */
@@ -352,6 +354,8 @@ avx512_enc1_room(const uint8_t *src, size_t n, uint8_t *dst)
         return (n < (limit) ? short_fn : long_fn)(src, n, dst, done);         \
     }
 DEFINE_BY_SIZE(avx512_enc2, uint16_t, AVX512_SHORT_UCS2, vbmi2_enc_ucs2, u8p_avx2_enc_ucs2)
+DEFINE_BY_SIZE(avx512_enc2_room, uint16_t, AVX512_SHORT_UCS2, vbmi2_enc_ucs2,
+               u8p_avx2_enc_ucs2_room)
 
 U8P_VBMI2 static size_t
 avx512_enc2_pass(const uint16_t *src, size_t n, uint8_t *dst, int *surr)
@@ -363,14 +367,16 @@ avx512_enc2_pass(const uint16_t *src, size_t n, uint8_t *dst, int *surr)
 const u8p_kernels u8p_kernels_avx512 = {
     "avx512",          avx512_len_ucs1,   u8p_avx2_len_ucs2,       u8p_avx2_len_ucs4,
     u8p_avx2_enc_ucs1, u8p_avx2_enc_ucs2, u8p_avx2_enc_ucs4,
-    u8p_avx2_enc_ucs2_pass, u8p_avx2_enc_ucs4_pass, u8p_avx2_enc_ucs1_room,
+    u8p_avx2_enc_ucs2_pass, u8p_avx2_enc_ucs4_pass,
+    u8p_avx2_enc_ucs1_room, u8p_avx2_enc_ucs2_room, u8p_avx2_enc_ucs4_room,
 };
 
 /* + VBMI2 */
 const u8p_kernels u8p_kernels_avx512_mixed = {
     "avx512",    avx512_len_ucs1, u8p_avx2_len_ucs2, vbmi_len_ucs4,
     avx512_enc1, avx512_enc2, vbmi2_enc_ucs4,
-    avx512_enc2_pass, vbmi2_enc_ucs4_pass, avx512_enc1_room,
+    avx512_enc2_pass, vbmi2_enc_ucs4_pass,
+    avx512_enc1_room, avx512_enc2_room, vbmi2_enc_ucs4,
 };
 
 /* --------------------------------------- the "avx512" level on Intel cores */
@@ -482,7 +488,8 @@ U8P_DEFINE_ENC_PASS(U8P_VBMI2 static, intel_enc2_pass, uint16_t, intel_enc2)
 const u8p_kernels u8p_kernels_avx512_intel = {
     "avx512",   avx512_len_ucs1, avx512_len_ucs2, vbmi_len_ucs4,
     intel_enc1, intel_enc2,      vbmi2_enc_ucs4,
-    intel_enc2_pass, vbmi2_enc_ucs4_pass, intel_enc1, /* masked stores: no room needed */
+    intel_enc2_pass, vbmi2_enc_ucs4_pass,
+    intel_enc1, intel_enc2, vbmi2_enc_ucs4, /* the room forms: masked stores need no room */
 };
 
 #else /* !U8P_X86_SIMD */

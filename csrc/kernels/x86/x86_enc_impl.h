@@ -480,10 +480,10 @@ EN(scan_surr32)(const uint32_t *src, size_t i, size_t end)
 /* ENC_UCS1_SHORT <= r < VW + 8 Latin-1 bytes -> their UTF-8 at d:
  * encoded from zero-padded loads (a 0 encodes as one byte, at the end),
  * no per-byte branch.  With room (enc_ucs1_room: d has 2r +
- * U8P_ENC1_ROOM bytes) the steps store straight into d; their last stores
+ * U8P_ENC_ROOM bytes) the steps store straight into d; their last stores
  * run past the exact length by less than that (the padding's bytes and a
  * 16-byte store's slack: at most 40 + r bytes from one vector, 72 + r from
- * two, against 2r + U8P_ENC1_ROOM for r >= 8).  Without room, into a
+ * two, against 2r + U8P_ENC_ROOM for r >= 8).  Without room, into a
  * buffer, the real bytes copied out: that copy loads bytes which several
  * stores just wrote, a load the CPU cannot forward from them, so it waits
  * for them to reach the cache; on short strs that wait costs as much as
@@ -550,17 +550,23 @@ EN(enc_ucs1_room)(const uint8_t *src, size_t n, uint8_t *dst)
  * surrogate-free tail of one: loaded zero-padded (no memcpy to a buffer:
  * its small stores would stall the vector loads); with check, the first
  * surrogate found with one compare a vector and the units from it on
- * zeroed; every vector encoded into a buffer (a 0 encodes as one byte) and
- * the bytes of src[0, k) copied out; k in *done.  UCS4 with check takes
- * the general 4-byte step (a whole UCS4 input has an astral code point
- * somewhere: no ladder of mispredicted branches), a UCS4 tail the ladder. */
+ * zeroed; every vector encoded (a 0 encodes as one byte), and the bytes of
+ * src[0, k) kept; k in *done.  With room (the room forms: dst has 3n or
+ * 4n + U8P_ENC_ROOM bytes) the steps store straight into dst: past the
+ * exact length they reach by the padding's bytes (under 16) and one
+ * 16-byte store.  Without, into a buffer whose bytes are copied out (a
+ * copy that waits for the steps' stores to reach the cache: see
+ * short_ucs1).  UCS4 with check takes the general 4-byte step (a whole
+ * UCS4 input has an astral code point somewhere: no ladder of
+ * mispredicted branches), a UCS4 tail the ladder. */
 EN_INL size_t
-EN(part)(const void *src, size_t n, uint8_t *dst, size_t *done, int ucs4, int check)
+EN(part)(const void *src, size_t n, uint8_t *dst, size_t *done, int ucs4, int check, int room)
 {
     const size_t per = ucs4 ? QPV : UPV, usz = ucs4 ? 4 : 2, nvec = 32 / per;
     const uint8_t *p = (const uint8_t *)src;
     size_t nb = usz * n, k = n, o = 0, j;
-    uint8_t buf[4 * 32 + 16];
+    uint8_t stack[4 * 32 + 16];
+    uint8_t *const buf = room ? dst : stack;
     vec v[32 / QPV];
     for (j = 0; j < nvec; j++) {
         size_t at = j * VW;
@@ -584,20 +590,21 @@ EN(part)(const void *src, size_t n, uint8_t *dst, size_t *done, int ucs4, int ch
              : check ? EN(enc4)(v[2 * j], v[2 * j + 1], buf + o)
                      : EN(ucs4v)(v[2 * j], v[2 * j + 1], buf + o);
     o -= j * UPV - k;
-    u8p_copy_short(dst, buf, o);
+    if (!room)
+        u8p_copy_short(dst, buf, o);
     *done = k;
     return o;
 }
 
-U8P_ET size_t
-EN(enc_ucs2)(const uint16_t *src, size_t n, uint8_t *dst, size_t *done)
+EN_INL size_t
+EN(ucs2)(const uint16_t *src, size_t n, uint8_t *dst, size_t *done, int room)
 {
     uint8_t *d = dst;
     size_t i = 0, lim, k, w;
     int stopped = 0, j; /* stopped: lim is a surrogate's index */
     if (n < ENC_NEED)
         return n < U8P_X86_MIN_UNITS_UCS2 ? u8p_scalar_enc_ucs2(src, n, dst, done)
-                                          : EN(part)(src, n, dst, done, 0, 1);
+                                          : EN(part)(src, n, dst, done, 0, 1, room);
     /* Main loop: block i is encoded once the next 16 units are known
      * surrogate-free, which keeps its stores inside dst; no scan. */
     if (n >= 32) {
@@ -631,7 +638,7 @@ EN(enc_ucs2)(const uint16_t *src, size_t n, uint8_t *dst, size_t *done)
             }
         }
         if (i < lim) {
-            d += EN(part)(src + i, r, d, &k, 0, 1);
+            d += EN(part)(src + i, r, d, &k, 0, 1, room);
             i = lim;
         }
     }
@@ -641,7 +648,19 @@ EN(enc_ucs2)(const uint16_t *src, size_t n, uint8_t *dst, size_t *done)
 }
 
 U8P_ET size_t
-EN(enc_ucs4)(const uint32_t *src, size_t n, uint8_t *dst, size_t *done)
+EN(enc_ucs2)(const uint16_t *src, size_t n, uint8_t *dst, size_t *done)
+{
+    return EN(ucs2)(src, n, dst, done, 0);
+}
+
+U8P_ET size_t
+EN(enc_ucs2_room)(const uint16_t *src, size_t n, uint8_t *dst, size_t *done)
+{
+    return EN(ucs2)(src, n, dst, done, 1);
+}
+
+EN_INL size_t
+EN(ucs4)(const uint32_t *src, size_t n, uint8_t *dst, size_t *done, int room)
 {
     uint8_t *d = dst;
     size_t i = 0, lim, k, w;
@@ -654,7 +673,7 @@ EN(enc_ucs4)(const uint32_t *src, size_t n, uint8_t *dst, size_t *done)
     if (n < ENC_MIN_UCS4)
         return u8p_kernels_scalar.enc_ucs4(src, n, dst, done);
     if (n < ENC_NEED)
-        return EN(part)(src, n, dst, done, 1, 1);
+        return EN(part)(src, n, dst, done, 1, 1, room);
     /* Main loop: block i is encoded once the next 16 units are known
      * surrogate-free, which keeps its stores inside dst; no scan. */
     if (n >= 32 && !EN(ld_surr)(src, v, 1)) {
@@ -673,12 +692,24 @@ EN(enc_ucs4)(const uint32_t *src, size_t n, uint8_t *dst, size_t *done)
     ENC_SCAN_LOOP(EN(scan_surr32), EN(ucs4x16p));
     /* [i, lim) is surrogate-free and shorter than ENC_NEED */
     if (lim - i >= ENC_TAIL_MIN) {
-        d += EN(part)(src + i, lim - i, d, &k, 1, 0);
+        d += EN(part)(src + i, lim - i, d, &k, 1, 0, room);
         i = lim;
     }
     w = u8p_scalar_enc_ucs4(src + i, n - i, d, &k);
     *done = i + k;
     return (size_t)(d - dst) + w;
+}
+
+U8P_ET size_t
+EN(enc_ucs4)(const uint32_t *src, size_t n, uint8_t *dst, size_t *done)
+{
+    return EN(ucs4)(src, n, dst, done, 0);
+}
+
+U8P_ET size_t
+EN(enc_ucs4_room)(const uint32_t *src, size_t n, uint8_t *dst, size_t *done)
+{
+    return EN(ucs4)(src, n, dst, done, 1);
 }
 
 /* The pass forms (kernels.h): every unit is encoded, a surrogate by the
@@ -697,7 +728,7 @@ EN(pass_tail)(const void *src, size_t i, size_t n, uint8_t *d, vec s, int *surr,
     size_t k;
     if (flag)
         *surr = !vtestz(s, s) || EN(scan_surr)(src, i, n, ucs4) < n;
-    return EN(part)((const uint8_t *)src + i * (ucs4 ? 4 : 2), n - i, d, &k, ucs4, 0);
+    return EN(part)((const uint8_t *)src + i * (ucs4 ? 4 : 2), n - i, d, &k, ucs4, 0, 0);
 }
 
 /* The table's entry: below `small` units the scalar form; the loop `impl`
@@ -762,7 +793,8 @@ ENC_PASS_ENTRY(EN(enc_ucs4_pass), uint32_t, EN(ucs4_pass), ENC_MIN_UCS4, u8p_sca
 const u8p_kernels ENC_TABLE = {
     ENC_NAME,       EN(len_ucs1), EN(len_ucs2), EN(len_ucs4),
     EN(enc_ucs1),   EN(enc_ucs2), EN(enc_ucs4),
-    EN(enc_ucs2_pass), EN(enc_ucs4_pass), EN(enc_ucs1_room),
+    EN(enc_ucs2_pass), EN(enc_ucs4_pass),
+    EN(enc_ucs1_room), EN(enc_ucs2_room), EN(enc_ucs4_room),
 };
 
 #undef ENC_AT1

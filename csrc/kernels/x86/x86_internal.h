@@ -15,6 +15,8 @@ size_t u8p_avx2_len_ucs2(const uint16_t *src, size_t n, size_t *nsurr);
 size_t u8p_avx2_len_ucs4(const uint32_t *src, size_t n, size_t *nsurr);
 size_t u8p_avx2_enc_ucs1(const uint8_t *src, size_t n, uint8_t *dst);
 size_t u8p_avx2_enc_ucs1_room(const uint8_t *src, size_t n, uint8_t *dst);
+size_t u8p_avx2_enc_ucs2_room(const uint16_t *src, size_t n, uint8_t *dst, size_t *done);
+size_t u8p_avx2_enc_ucs4_room(const uint32_t *src, size_t n, uint8_t *dst, size_t *done);
 size_t u8p_avx2_enc_ucs2(const uint16_t *src, size_t n, uint8_t *dst, size_t *done);
 size_t u8p_avx2_enc_ucs4(const uint32_t *src, size_t n, uint8_t *dst, size_t *done);
 size_t u8p_avx2_enc_ucs2_pass(const uint16_t *src, size_t n, uint8_t *dst, int *surr);
