@@ -252,12 +252,12 @@ check_dec(const uint8_t *bytes, size_t n, const char *label, const uint32_t *wan
                     /* left to the inline loop (checked above): only a
                      * payload with a byte F0..FF, and before any room; the
                      * x86 tables have a 32-bit lane form and leave it only
-                     * the shortest (up to a dozen bytes) */
+                     * payloads shorter than the reader hands over */
                     if (!memchr_ge(src, n, 0xF0))
                         fail(tn, "short left to the inline loop a payload without F0..FF",
                              label, n, surr, -1, -1);
-                    else if (n > 16 && strncmp(tn, "avx", 3) == 0)
-                        fail(tn, "short left a payload of more than 16 bytes to the inline loop",
+                    else if (n >= U8P_DEC_SHORT_VEC_MIN && strncmp(tn, "avx", 3) == 0)
+                        fail(tn, "short left a payload the reader hands over to the inline loop",
                              label, n, surr, -1, -1);
                     else if (room.asked)
                         fail(tn, "short asked for room, then left the payload", label, n,

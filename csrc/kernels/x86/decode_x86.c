@@ -706,10 +706,12 @@ short_src(const uint8_t *s, size_t n, size_t avail, size_t need, uint8_t *buf, c
     return b;
 }
 
-/* Payloads with a byte F0..FF up to this many bytes stay with the caller's
- * inline loop: an emoji and a word or two, where the loop's cost per byte
- * is below the fixed cost of the masks in avx2_dec_short4. */
-#define SHORT4_MIN 12
+/* Payloads with a byte F0..FF shorter than this stay with the caller's
+ * inline loop (the C harness's only: the reader calls from this length
+ * on).  The 32-bit lane form takes the loop's time at 8 to 12 bytes and a
+ * little more at 6 to 8, but sending a payload back to the loop costs this
+ * call and its test on top of the loop's own time. */
+#define SHORT4_MIN U8P_DEC_SHORT_VEC_MIN
 T_AVX2 U8P_APART ptrdiff_t avx2_dec_short4(const uint8_t *s, size_t n, size_t avail,
                                            u8p_dec_alloc alloc, void *ctx);
 
@@ -746,7 +748,7 @@ avx2_dec_short_in(const uint8_t *s, size_t n, size_t avail, u8p_dec_alloc alloc,
      * loads stay in avail; this catches the ones copied). */
 #define GE_F0(v) _mm256_cmpgt_epi8(v, _mm256_set1_epi8(-17))
     if (SHORT_MASK(GE_F0) & hi)
-        return n > SHORT4_MIN ? avx2_dec_short4(s, n, avail, alloc, ctx) : U8P_DEC_SHORT_INLINE;
+        return n >= SHORT4_MIN ? avx2_dec_short4(s, n, avail, alloc, ctx) : U8P_DEC_SHORT_INLINE;
 #define IS_CONT(v) _mm256_cmpgt_epi8(_mm256_set1_epi8(-64), v)
 #define GE_E0(v) _mm256_cmpgt_epi8(v, _mm256_set1_epi8(-33))
     cont = SHORT_MASK(IS_CONT) & live;
@@ -833,8 +835,8 @@ avx2_dec_short(const uint8_t *s, size_t n, size_t avail, u8p_dec_alloc alloc, vo
                                        _mm256_movemask_epi8(u)) << 32;
         }
         if (f0 & (n >= 64 ? ~(uint64_t)0 : ((uint64_t)1 << n) - 1))
-            return n > SHORT4_MIN ? avx2_dec_short4(s, n, avail, alloc, ctx)
-                                  : U8P_DEC_SHORT_INLINE;
+            return n >= SHORT4_MIN ? avx2_dec_short4(s, n, avail, alloc, ctx)
+                                   : U8P_DEC_SHORT_INLINE;
     }
     return n > 32 ? avx2_dec_short_in(s, n, avail, alloc, ctx, 1)
                   : avx2_dec_short_in(s, n, avail, alloc, ctx, 0);
