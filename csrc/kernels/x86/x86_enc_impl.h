@@ -647,18 +647,6 @@ EN(ucs2)(const uint16_t *src, size_t n, uint8_t *dst, size_t *done, int room)
     return (size_t)(d - dst) + w;
 }
 
-U8P_ET size_t
-EN(enc_ucs2)(const uint16_t *src, size_t n, uint8_t *dst, size_t *done)
-{
-    return EN(ucs2)(src, n, dst, done, 0);
-}
-
-U8P_ET size_t
-EN(enc_ucs2_room)(const uint16_t *src, size_t n, uint8_t *dst, size_t *done)
-{
-    return EN(ucs2)(src, n, dst, done, 1);
-}
-
 EN_INL size_t
 EN(ucs4)(const uint32_t *src, size_t n, uint8_t *dst, size_t *done, int room)
 {
@@ -700,17 +688,19 @@ EN(ucs4)(const uint32_t *src, size_t n, uint8_t *dst, size_t *done, int room)
     return (size_t)(d - dst) + w;
 }
 
-U8P_ET size_t
-EN(enc_ucs4)(const uint32_t *src, size_t n, uint8_t *dst, size_t *done)
-{
-    return EN(ucs4)(src, n, dst, done, 0);
-}
-
-U8P_ET size_t
-EN(enc_ucs4_room)(const uint32_t *src, size_t n, uint8_t *dst, size_t *done)
-{
-    return EN(ucs4)(src, n, dst, done, 1);
-}
+/* The exact and the room entry of an encoder that stops at a surrogate
+ * (kernels.h): the same steps, room a constant in each. */
+#define ENC_ENTRIES(kind, T)                                                  \
+    U8P_ET size_t EN(enc_##kind)(const T *src, size_t n, uint8_t *dst, size_t *done) \
+    {                                                                         \
+        return EN(kind)(src, n, dst, done, 0);                                \
+    }                                                                         \
+    U8P_ET size_t EN(enc_##kind##_room)(const T *src, size_t n, uint8_t *dst, size_t *done) \
+    {                                                                         \
+        return EN(kind)(src, n, dst, done, 1);                                \
+    }
+ENC_ENTRIES(ucs2, uint16_t)
+ENC_ENTRIES(ucs4, uint32_t)
 
 /* The pass forms (kernels.h): every unit is encoded, a surrogate by the
  * 3-byte steps like any unit from U+0800 (the ladder and enc4 have no
@@ -798,6 +788,7 @@ const u8p_kernels ENC_TABLE = {
 };
 
 #undef ENC_AT1
+#undef ENC_ENTRIES
 #undef ENC_SCAN_LOOP
 #undef ENC_PASS_ENTRY
 #undef SURR16
