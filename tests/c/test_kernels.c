@@ -275,6 +275,21 @@ main(void)
                 }
             }
         }
+        /* long inputs at every offset from a 64-byte boundary (src ends at
+         * the guard page, so n sets where it starts): the Latin-1 encoders
+         * take the bytes up to an aligned load first, from 16 vectors on.
+         * The head pure ASCII (stored whole) or holding a Latin-1 byte. */
+        for (n = 520; n < 520 + 64; n++) {
+            for (mi = 0; mi < NMIX; mi++) {
+                fill_mix(kind, &mixes[mi], n);
+                snprintf(label, sizeof label, "start offset %s", mixes[mi].name);
+                run(kind, n, label);
+            }
+            fill_class(C_ASCII, n);
+            run(kind, n, "start offset ascii");
+            cps[n % 7] = cp_of(kind == 1 ? C_LATIN1 : C_THREE);
+            run(kind, n, "start offset, one non-ASCII in the head");
+        }
         /* a surrogate around the look-ahead scan's chunk edges */
         if (kind != 1) {
             for (p = 480; p < 1100; p += (p > 530 && p < 1000) ? 97 : 1) {

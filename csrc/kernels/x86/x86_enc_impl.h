@@ -37,6 +37,9 @@
 #define ENC_TAIL_MIN 4
 /* From this many Latin-1 bytes on, a tail goes through short_ucs1. */
 #define ENC_UCS1_SHORT 8
+/* From this many Latin-1 bytes on, the loads are aligned first (ucs1): below,
+ * the head costs more than the aligned loads save. */
+#define ENC_UCS1_ALIGN_MIN (16 * VW)
 
 /* ---------------------------------------------------------------- lengths */
 
@@ -513,6 +516,26 @@ EN(ucs1)(const uint8_t *src, size_t n, uint8_t *dst, int room)
 {
     uint8_t *d = dst;
     size_t i = 0;
+    /* A load that spans two cache lines costs two, and a str's data starts
+     * 8 mod 16 (after CPython's header): unaligned, every other 32-byte
+     * load of a long str spans two lines.  So a long input first takes the
+     * bytes up to the next VW boundary; every step after moves by VW and
+     * stays aligned.  An ASCII head is stored whole (its VW bytes are the
+     * first VW of the output, which has at least n). */
+    if (n >= ENC_UCS1_ALIGN_MIN) {
+        size_t a = (size_t)(-(uintptr_t)src & (VW - 1));
+        if (a) {
+            vec v = vld(src);
+            if (!vmhigh(v)) {
+                vst(d, v);
+                d += a;
+            }
+            else {
+                d += u8p_enc_ucs1_nobranch(src, a, d);
+            }
+            i = a;
+        }
+    }
     while (i + VW <= n) {
         vec v = vld(src + i);
         uint64_t m = vmhigh(v);
