@@ -277,9 +277,9 @@ main(void)
         }
         /* long inputs at every offset from a 64-byte boundary (src ends at
          * the guard page, so n sets where it starts): the Latin-1 encoders
-         * take the bytes up to an aligned load first, from 16 vectors on.
-         * The head pure ASCII (stored whole) or holding a Latin-1 byte. */
-        for (n = 520; n < 520 + 64; n++) {
+         * take the bytes up to an aligned load first, from 32 vectors on.
+         * The head pure ASCII or holding a Latin-1 byte. */
+        for (n = 1040; n < 1040 + 64; n++) {
             for (mi = 0; mi < NMIX; mi++) {
                 fill_mix(kind, &mixes[mi], n);
                 snprintf(label, sizeof label, "start offset %s", mixes[mi].name);

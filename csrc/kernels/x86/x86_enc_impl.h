@@ -37,9 +37,10 @@
 #define ENC_TAIL_MIN 4
 /* From this many Latin-1 bytes on, a tail goes through short_ucs1. */
 #define ENC_UCS1_SHORT 8
-/* From this many Latin-1 bytes on, the loads are aligned first (ucs1): below,
- * the head costs more than the aligned loads save. */
-#define ENC_UCS1_ALIGN_MIN (16 * VW)
+/* From this many Latin-1 bytes on, the loads are aligned first (ucs1):
+ * below, the extra step for the head costs more than the aligned loads
+ * save. */
+#define ENC_UCS1_ALIGN_MIN (32 * VW)
 
 /* ---------------------------------------------------------------- lengths */
 
@@ -520,19 +521,20 @@ EN(ucs1)(const uint8_t *src, size_t n, uint8_t *dst, int room)
      * 8 mod 16 (after CPython's header): unaligned, every other 32-byte
      * load of a long str spans two lines.  So a long input first takes the
      * bytes up to the next VW boundary; every step after moves by VW and
-     * stays aligned.  An ASCII head is stored whole (its VW bytes are the
-     * first VW of the output, which has at least n). */
+     * stays aligned.  The head is one step over the first VW bytes, of
+     * which only the first a count: its output is their UTF-8 followed by
+     * that of the rest, which the next steps write over (all of it inside
+     * the output, which has at least n bytes). */
     if (n >= ENC_UCS1_ALIGN_MIN) {
         size_t a = (size_t)(-(uintptr_t)src & (VW - 1));
         if (a) {
             vec v = vld(src);
-            if (!vmhigh(v)) {
+            uint64_t m = vmhigh(v);
+            if (!m)
                 vst(d, v);
-                d += a;
-            }
-            else {
-                d += u8p_enc_ucs1_nobranch(src, a, d);
-            }
+            else
+                EN(enc1)(v, m, d);
+            d += a + (size_t)__builtin_popcountll(m & (((uint64_t)1 << a) - 1));
             i = a;
         }
     }
