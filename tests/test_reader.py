@@ -845,6 +845,37 @@ def _read_at(blob, head):
     return got
 
 
+def test_read_strings_n_past_the_records_is_the_end_of_data_error_not_memory():
+    """A count far past what the data holds is the truncation error at the
+    end, after the records that are there decoded: the list is sized by the
+    data, never by the count asked for."""
+    blob = pfx(b"a") + pfx("é".encode())
+    for n in (3, 1 << 40, sys.maxsize):
+        r = BufferReader(blob)
+        with pytest.raises(ValueError, match="offset 5.*found the end of the data") as ei:
+            r.read_strings(n)
+        assert ei.value.record_index == 2 and r.position == 0
+    assert BufferReader(blob).read_strings(2) == ["a", "é"]
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 5, 64])
+def test_batches_last_batch_is_a_whole_list(n):
+    """Every batch but the last holds n records; the last, shorter one is an
+    ordinary list (it grows, shrinks and compares as one)."""
+    strings = ["a", "é", None, "日本", "😀", ""] * 3
+    w = BufferWriter(prefix="varint+1")
+    w.write_strings(strings)
+    got = list(BufferReader(w.getvalue(), prefix="varint+1").batches(n))
+    assert [len(b) for b in got[:-1]] == [n] * (len(got) - 1)
+    assert 1 <= len(got[-1]) <= n and sum(got, []) == strings
+    last = got[-1]
+    last.append("x")
+    last.extend(["y"] * 70)
+    assert last[len(last) - 71:] == ["x"] + ["y"] * 70
+    del last[-71:]
+    assert last == strings[len(strings) - len(last):]
+
+
 def test_batches_all_or_nothing():
     w = BufferWriter(prefix="varint+1")
     w.write_strings(["a", None, "bc", "d", "e"])
@@ -908,6 +939,7 @@ def test_errors_name_the_record_index_from_where_reading_started(records, trunca
             assert e.payload_offset == payload_at and e.data_offset == payload_at + e.start
 
     for call in (decode_all, lambda b: BufferReader(b).read_strings(),
+                 lambda b: BufferReader(b).read_strings(index + data.draw(st.integers(1, 3))),
                  lambda b: list(BufferReader(b).batches(data.draw(st.integers(1, 4)))),
                  lambda b: BufferReader(b).read_strings_arrow(), utf8pfx.decode_arrow):
         with pytest.raises(exc) as ei:

@@ -173,11 +173,20 @@ def test_read_string_releases_the_gil(kind, fast_switch):
     assert got >= 1, f"another thread made no progress during read_string ({kind})"
 
 
+_STREAM_CALLS = {
+    "read_string": lambda r: r.read_string(),
+    "read_strings": lambda r: r.read_strings(1)[0],  # the list builder
+    "batches": lambda r: next(r.batches(1))[0],
+}
+
+
+@pytest.mark.parametrize("call", sorted(_STREAM_CALLS))
 @pytest.mark.parametrize("kind", ["ucs2", "ucs4"])
-def test_stream_reader_releases_the_gil_on_a_big_record(kind, fast_switch):
-    """A StreamReader decodes a record of 1 MiB or more without the GIL too.
-    The readers are fed before the timed calls (a feed is a copy, made with
-    the GIL), so the call's middle half is the decode."""
+def test_stream_reader_releases_the_gil_on_a_big_record(kind, call, fast_switch):
+    """A StreamReader decodes a record of 1 MiB or more without the GIL too,
+    alone or in a list.  The readers are fed before the timed calls (a feed
+    is a copy, made with the GIL), so the call's middle half is the
+    decode."""
     s, data, body = _record_to_read(kind)
     readers = []
     for _ in range(6):
@@ -186,11 +195,11 @@ def test_stream_reader_releases_the_gil_on_a_big_record(kind, fast_switch):
         readers.append(r)
 
     out = []
-    got, ctl = _released(lambda _: out.append(readers.pop().read_string()),
-                         lambda _: body.decode(), s)
+    read = _STREAM_CALLS[call]
+    got, ctl = _released(lambda _: out.append(read(readers.pop())), lambda _: body.decode(), s)
     assert out and all(x == s for x in out)
     assert ctl == 0
-    assert got >= 1, f"another thread made no progress during StreamReader.read_string ({kind})"
+    assert got >= 1, f"another thread made no progress during StreamReader.{call} ({kind})"
 
 
 def test_write_strings_keeps_the_gil(fast_switch):

@@ -750,23 +750,21 @@ checked_len(const rd_ctx *c, Py_ssize_t *p)
 }
 
 /*
- * Up to `limit` strings (limit < 0: all that remain; else exactly limit)
- * as a list.  The prefixes are walked first, so the list is allocated for
- * a count that the data has proven; *pos moves only on success.  Errors
- * come in data order: if the walk stops at a bad prefix, the strings
+ * All the strings that remain, as a list.  The prefixes are walked first,
+ * so the list is allocated for a count that the data has proven; *pos
+ * moves only on success.  Errors come in data order: if the walk stops at a bad prefix, the strings
  * before it are still decoded so that an earlier invalid UTF-8 payload is
  * the error reported (what a one-by-one reader would meet first).  On
  * failure *fail_i and *fail_at say which record failed (its index in the
  * call, the offset of its prefix), for u8p_rd_annotate.
  */
 static PyObject *
-rd_strings(const rd_ctx *c, Py_ssize_t *pos, Py_ssize_t limit, Py_ssize_t *fail_i,
-           Py_ssize_t *fail_at)
+rd_strings(const rd_ctx *c, Py_ssize_t *pos, Py_ssize_t *fail_i, Py_ssize_t *fail_at)
 {
     Py_ssize_t p = *pos, count = 0, off, n, i;
     PyObject *list;
 
-    while (limit < 0 ? p < c->len : count < limit) {
+    while (p < c->len) {
         if (rd_record(c, &p, &off, &n, "string") < 0) {
             u8p_err_stash x;
             *fail_i = count;
@@ -817,6 +815,65 @@ rd_strings(const rd_ctx *c, Py_ssize_t *pos, Py_ssize_t limit, Py_ssize_t *fail_
         PyList_SET_ITEM(list, i, s);
         p += n;
     }
+    *pos = p;
+    return list;
+}
+
+/*
+ * `limit` records as a list in one pass: each payload is made into its
+ * item as soon as its prefix is read, so the prefixes are not walked a
+ * second time (reader.h has the flags).  The first failure in data order
+ * is the error (a bad prefix after good records, or a payload), which is
+ * what rd_strings raises too.  The list is sized by what the data can
+ * hold (a record takes a byte at least), never by the caller's count
+ * alone.
+ */
+PyObject *
+u8p_rd_list(const rd_ctx *c, Py_ssize_t *pos, Py_ssize_t limit, int flags, Py_ssize_t *fail_i,
+            Py_ssize_t *fail_at)
+{
+    Py_ssize_t p = *pos, off = 0, n = 0, i;
+    const Py_ssize_t left = c->len - p;
+    const int raw = flags & U8P_RD_BYTES;
+    const int nogil = (flags & U8P_RD_NOGIL) && c->enc == U8P_ENC_UTF8;
+    const char *what = raw ? "bytes" : "string";
+    PyObject *list;
+
+    *fail_i = -1; /* not a record's error */
+    list = PyList_New(limit < left ? limit : left);
+    if (list == NULL)
+        return NULL;
+    for (i = 0; i < limit; i++) {
+        PyObject *s = NULL;
+        const Py_ssize_t at = p;
+        int r;
+        if ((flags & U8P_RD_UPTO) && p >= c->len)
+            break;
+        r = rd_record(c, &p, &off, &n, what);
+        if (r > 0 && raw) {
+            s = PyBytes_FromStringAndSize((const char *)c->data + off, n);
+        }
+        else if (r > 0) {
+            int fallback = 1;
+            if (nogil && n >= U8P_NOGIL_MIN)
+                s = u8p_rd_decode_nogil(c, off, n, &fallback);
+            if (s == NULL && fallback)
+                s = decode_payload(c, off, n);
+        }
+        else if (r == 0) {
+            s = Py_NewRef(Py_None);
+        }
+        if (s == NULL) {
+            *fail_i = i;
+            *fail_at = at;
+            Py_DECREF(list);
+            return NULL;
+        }
+        PyList_SET_ITEM(list, i, s);
+    }
+    /* fewer than allocated (the end of the data): the slots after i are
+     * NULL, and a list's own code never reads past its size */
+    Py_SET_SIZE(list, i);
     *pos = p;
     return list;
 }
@@ -1100,7 +1157,10 @@ Reader_read_strings(ReaderObject *self, PyObject *const *args, Py_ssize_t nargs,
     reader_ctx(self, &c);
     pos = self->pos;
     self->busy++;
-    list = rd_strings(&c, &pos, limit, &fail_i, &fail_at);
+    /* n records: decoded as walked; all of them: counted first, so that the
+     * list is made for a count the data has proven */
+    list = limit >= 0 ? u8p_rd_list(&c, &pos, limit, 0, &fail_i, &fail_at)
+                      : rd_strings(&c, &pos, &fail_i, &fail_at);
     self->busy--;
     if (list == NULL) {
         if (fail_i >= 0)
@@ -1184,74 +1244,34 @@ Reader_batches(ReaderObject *self, PyObject *const *args, Py_ssize_t nargs, PyOb
     return (PyObject *)it;
 }
 
-/* rd_record out of line, for the walk of a batch (a call per record is
- * nothing next to their decoding), where gcc inlining it would also see
- * the fields of a prefix it never reads as maybe uninitialized */
-U8P_NOINLINE int
-rd_record_call(const rd_ctx *c, Py_ssize_t *pos, Py_ssize_t *payload, Py_ssize_t *plen,
-               const char *what)
-{
-    return rd_record(c, pos, payload, plen, what);
-}
-
-/* The next batch: the records are walked first (up to n, fewer only at the
- * end of the data), then read as read_strings(k) reads them, so errors come
- * in data order and the position moves only on success. */
+/* The next batch: up to n records (fewer only at the end of the data), in
+ * one pass (u8p_rd_list); errors come in data order and the position moves
+ * only on success. */
 static PyObject *
 RBatches_next(RBatchesObject *it)
 {
     ReaderObject *self = it->reader;
-    Py_ssize_t p, k = 0, off, n, pos, fail_i = -1, fail_at = 0;
+    Py_ssize_t pos, fail_i, fail_at;
     PyObject *list;
     rd_ctx c;
     if (self == NULL)
         return NULL;
     READER_OPEN_OR_FAIL(self);
     reader_ctx(self, &c);
-    pos = p = self->pos;
-    while (k < it->n && p < c.len) {
-        if (rd_record_call(&c, &p, &off, &n, "string") < 0) {
-            /* read_strings(k + 1) raises this error, or an earlier one */
-            PyErr_Clear();
-            k++;
-            break;
-        }
-        k++;
-    }
-    if (k == 0)
+    pos = self->pos;
+    if (pos >= c.len)
         return NULL; /* the end of the data */
-    if (it->raw) {
-        Py_ssize_t i;
-        list = PyList_New(k);
-        for (i = 0; list != NULL && i < k; i++) {
-            PyObject *b;
-            Py_ssize_t at = pos;
-            int r = rd_record_call(&c, &pos, &off, &n, "bytes");
-            if (r < 0) {
-                fail_i = i;
-                fail_at = at;
-            }
-            b = r < 0 ? NULL
-                : r ? PyBytes_FromStringAndSize((const char *)c.data + off, n)
-                    : Py_NewRef(Py_None);
-            if (b == NULL)
-                Py_CLEAR(list);
-            else
-                PyList_SET_ITEM(list, i, b);
-        }
-    }
-    else {
-        self->busy++;
-        list = rd_strings(&c, &pos, k, &fail_i, &fail_at);
-        self->busy--;
-    }
+    self->busy++;
+    list = u8p_rd_list(&c, &pos, it->n, U8P_RD_UPTO | (it->raw ? U8P_RD_BYTES : 0), &fail_i,
+                       &fail_at);
+    self->busy--;
     if (list == NULL) {
         if (fail_i >= 0)
             u8p_rd_annotate(fail_at, self->index + fail_i, "data");
         return NULL;
     }
     self->pos = pos;
-    self->index += k;
+    self->index += PyList_GET_SIZE(list);
     return list;
 }
 
@@ -1591,7 +1611,7 @@ mod_decode_common(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames, in
     c.base = 0;
     if (all) {
         Py_ssize_t fail_i, fail_at;
-        res = rd_strings(&c, &pos, -1, &fail_i, &fail_at);
+        res = rd_strings(&c, &pos, &fail_i, &fail_at);
         if (res == NULL && fail_i >= 0)
             u8p_rd_annotate(fail_at, fail_i, "data");
     }

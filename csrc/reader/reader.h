@@ -64,6 +64,19 @@ PyObject *u8p_rd_decode(const rd_ctx *c, Py_ssize_t off, Py_ssize_t n);
  * handler.  The caller keeps every other thread away from c->data
  * meanwhile (a lock that its other methods wait for). */
 PyObject *u8p_rd_decode_nogil(const rd_ctx *c, Py_ssize_t off, Py_ssize_t n, int *fallback);
+/* `limit` records from *pos as a new list, each payload made into its
+ * item as its prefix is read (one pass); *pos moves only on success.
+ * Items are strs (None for a null) and flags:
+ *   U8P_RD_UPTO   fewer at the end of the data (none left: an empty list)
+ *   U8P_RD_NOGIL  UTF-8 payloads of U8P_NOGIL_MIN bytes or more decoded
+ *                 with the GIL released, as u8p_rd_decode_nogil says
+ *   U8P_RD_BYTES  bytes items instead (read_bytes' records)
+ * On failure *fail_i is the failing record's index in the call and
+ * *fail_at its offset in c->data (for u8p_rd_annotate), or *fail_i is -1
+ * (not a record's error, e.g. MemoryError for the list). */
+enum { U8P_RD_UPTO = 1, U8P_RD_NOGIL = 2, U8P_RD_BYTES = 4 };
+PyObject *u8p_rd_list(const rd_ctx *c, Py_ssize_t *pos, Py_ssize_t limit, int flags,
+                      Py_ssize_t *fail_i, Py_ssize_t *fail_at);
 /* A bare varint (read_vint) at *pos: 0 and *pos moved, or -1 with the
  * reader's ValueError (`what` is "varint" there). */
 int u8p_rd_vint(const rd_ctx *c, Py_ssize_t *pos, uint64_t *value, const char *what);

@@ -40,8 +40,8 @@
  * instead of a deadlock or a window changing under its feet.  The
  * read-only properties answer such a call with the committed state.
  * A UTF-8 record of U8P_NOGIL_MIN bytes or more is decoded with the GIL
- * released (sr_item): the window is the reader's own bytearray, and the
- * busy flag keeps every other call out meanwhile.
+ * released (sr_item, u8p_rd_list): the window is the reader's own
+ * bytearray, and the busy flag keeps every other call out meanwhile.
  *
  * Errors name the absolute offset and the index of the record: ValueError
  * gets "(record index N)" appended and the attributes `data_offset` (where
@@ -519,33 +519,20 @@ sr_item(const rd_ctx *c, Py_ssize_t off, Py_ssize_t n, int raw)
     return u8p_rd_decode(c, off, n);
 }
 
-/* The k records after start (walked already) as a new list. */
+/* The k records after start (walked already) as a new list, by the
+ * reader's one pass: its prefix checks pass again.  The window is the
+ * reader's own and every other call waits while it is busy (sr_enter), so
+ * long payloads decode with the GIL released. */
 static PyObject *
 sr_decode_list(StreamObject *self, Py_ssize_t k, int raw)
 {
     rd_ctx c;
-    Py_ssize_t i, p = self->start, off, n, want;
-    PyObject *list = PyList_New(k);
-    if (list == NULL)
-        return NULL;
+    Py_ssize_t p = self->start, fail_i, fail_at;
+    PyObject *list;
     sr_ctx(self, &c);
-    for (i = 0; i < k; i++) {
-        Py_ssize_t at = p;
-        PyObject *s;
-        if (sr_probe(self, &c, &p, &off, &n, &want, self->index + i) != SR_DONE) {
-            if (!PyErr_Occurred())
-                PyErr_SetString(PyExc_SystemError, "StreamReader: a walked record changed");
-            Py_DECREF(list);
-            return NULL;
-        }
-        s = sr_item(&c, off, n, raw);
-        if (s == NULL) {
-            u8p_rd_annotate(c.base + at, self->index + i, "stream");
-            Py_DECREF(list);
-            return NULL;
-        }
-        PyList_SET_ITEM(list, i, s);
-    }
+    list = u8p_rd_list(&c, &p, k, raw ? U8P_RD_BYTES : U8P_RD_NOGIL, &fail_i, &fail_at);
+    if (list == NULL && fail_i >= 0)
+        u8p_rd_annotate(c.base + fail_at, self->index + fail_i, "stream");
     return list;
 }
 
