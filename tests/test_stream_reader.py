@@ -507,6 +507,91 @@ def test_non_blocking_source_none_means_not_now():
     assert list(r2) == []
 
 
+_LIST_CALLS = {
+    "read_strings": lambda r: r.read_strings(),
+    "read_strings_n": lambda r: r.read_strings(3),
+    "batches": lambda r: next(r.batches(3)),
+}
+
+
+@pytest.mark.parametrize("call", sorted(_LIST_CALLS))
+@pytest.mark.parametrize("read_size", [1, 4, 1 << 20])
+def test_pull_list_calls_stop_at_what_the_probe_refuses(call, read_size):
+    """Pulled lists decode the records held as they read them and stop at one
+    that is too long for max_record or not minimal under strict_vint, even
+    when its bytes are all held: the error names it, nothing is consumed,
+    and the records before it are read again by the next call."""
+    read = _LIST_CALLS[call]
+    blob = b"\x03abc\x02de" + vint(4) + b"wxyz" + b"\x01z"
+    r = StreamReader(Pieces([blob]), max_record=3, read_size=read_size)
+    with pytest.raises(ValueError, match="max_record=3") as ei:
+        read(r)
+    assert (ei.value.data_offset, ei.value.record_index) == (7, 2)
+    assert r.position == 0 and r.read_strings(2) == ["abc", "de"]
+    blob = b"\x01a" + b"\x82\x00" + b"bb" + b"\x01c"
+    r = StreamReader(Pieces([blob]), strict_vint=True, read_size=read_size)
+    with pytest.raises(ValueError, match="non-minimal") as ei:
+        read(r)
+    assert (ei.value.data_offset, ei.value.record_index) == (2, 1)
+    assert r.position == 0 and r.read_string() == "a"
+
+
+@pytest.mark.parametrize("call", sorted(_LIST_CALLS))
+def test_pull_list_calls_on_a_source_with_no_data_now(call):
+    """A pulled list call that meets "no data now" returns what read_strings
+    and batches return then and consumes nothing; later calls get every
+    record once, in order."""
+    xs = ["r%d-\u00e9" % i for i in range(10)]
+    blob = blob_of(xs, "varint", "utf-8")
+    r = StreamReader(NonBlocking(split(blob, range(0, len(blob), 7))), read_size=5)
+    got, rounds = [], 0
+    while len(got) < len(xs) and rounds < 1000:
+        rounds += 1
+        if call == "batches":
+            for b in r.batches(3):
+                assert len(b) == 3 or len(got) + len(b) == len(xs)
+                got += b
+        elif call == "read_strings_n":
+            b = r.read_strings(3) if len(xs) - len(got) >= 3 else r.read_strings()
+            assert len(b) in (0, 3) or len(got) + len(b) == len(xs)
+            got += b
+        else:
+            got += r.read_strings()
+    assert got == xs and r.position == len(blob)
+
+
+def test_pull_lists_longer_than_one_part_of_the_list_builder():
+    """The list builder takes at most 65536 records a call: a longer pulled
+    list, its records all held in one window or not, joins the parts in
+    order."""
+    xs = [str(i) for i in range(70000)]
+    blob = blob_of(xs, "varint", "utf-8")
+    for read_size in (1 << 20, 1000):
+        assert StreamReader(Pieces([blob]), read_size=read_size).read_strings() == xs
+        b = list(StreamReader(Pieces([blob]), read_size=read_size).batches(66000))
+        assert [len(x) for x in b] == [66000, 4000] and b[0] + b[1] == xs
+
+
+def test_pull_list_calls_decode_each_record_once():
+    """An error handler is called once per bad record of a pulled list, whatever
+    the chunks (the records are decoded as they are read, never again)."""
+    calls = []
+
+    def count(e):
+        calls.append(e.object[e.start:e.end])
+        return ("?", e.end)
+
+    codecs.register_error("utf8pfx-test-count-stream", count)
+    payloads = [b"ok", b"\xff1", b"fine", b"\xfe2", b"x" * 300]
+    blob = b"".join(vint(len(x)) + x for x in payloads)
+    for read_size in (1, 3, 64, 1 << 20):
+        calls.clear()
+        r = StreamReader(Pieces(split(blob, range(0, len(blob), 5))),
+                         errors="utf8pfx-test-count-stream", read_size=read_size)
+        assert r.read_strings() == ["ok", "?1", "fine", "?2", "x" * 300]
+        assert calls == [b"\xff", b"\xfe"]
+
+
 # ----------------------------------------------------- buffers and state
 
 def test_feed_keeps_no_export():

@@ -820,17 +820,63 @@ rd_strings(const rd_ctx *c, Py_ssize_t *pos, Py_ssize_t *fail_i, Py_ssize_t *fai
 }
 
 /*
+ * The record at *p if all of its bytes are in c->data, its prefix valid and
+ * its length at most max_record (< 0: any): 1 (payload at *off, *n bytes)
+ * or 0 (the null marker), *p past it.  -1 otherwise, with nothing raised
+ * and *p unchanged: the caller's own probe then tells a record still
+ * arriving from an error, and raises that.
+ */
+static inline int
+rd_held(const rd_ctx *c, Py_ssize_t *p, Py_ssize_t max_record, Py_ssize_t *off, Py_ssize_t *n)
+{
+    const Py_ssize_t at = *p, avail = c->len - at;
+    const uint8_t *d = c->data + at;
+    uint64_t v;
+    int size;
+    if (avail <= 0)
+        return -1;
+    if (c->prefix == U8P_PFX_VARINT && d[0] < 0x80) {
+        v = d[0];
+        size = 1;
+    }
+    else {
+        u8p_prefix_read_t rd;
+        u8p_prefix_status st = u8p_prefix_read(c->prefix, d, (size_t)avail, &rd);
+        if (st < 0 || st == U8P_PFX_TRUNCATED || (c->strict_vint && !rd.minimal))
+            return -1;
+        size = rd.size;
+        if (st == U8P_PFX_NULL) {
+            *p = at + size;
+            return 0;
+        }
+        v = rd.value;
+    }
+    if ((max_record >= 0 && v > (uint64_t)max_record) || v > (uint64_t)(avail - size))
+        return -1;
+    *off = at + size;
+    *n = (Py_ssize_t)v;
+    *p = at + size + (Py_ssize_t)v;
+    return 1;
+}
+
+/*
  * `limit` records as a list in one pass: each payload is made into its
  * item as soon as its prefix is read, so the prefixes are not walked a
  * second time (reader.h has the flags).  The first failure in data order
  * is the error (a bad prefix after good records, or a payload), which is
  * what rd_strings raises too.  The list is sized by what the data can
  * hold (a record takes a byte at least), never by the caller's count
- * alone.
+ * alone.  held: the records wholly in c->data, up to the first that is
+ * not (rd_held), which is no error here, and RD_HELD_PART at most.
  */
-PyObject *
-u8p_rd_list(const rd_ctx *c, Py_ssize_t *pos, Py_ssize_t limit, int flags, Py_ssize_t *fail_i,
-            Py_ssize_t *fail_at)
+/* Most records a held list takes in one call: its list is allocated before
+ * the records are known complete (a window of small complete records and
+ * one long record still arriving would otherwise ask for a slot per byte) */
+#define RD_HELD_PART ((Py_ssize_t)1 << 16)
+
+static inline PyObject *
+rd_list(const rd_ctx *c, Py_ssize_t *pos, Py_ssize_t limit, int flags, const int held,
+        Py_ssize_t max_record, Py_ssize_t *fail_i, Py_ssize_t *fail_at)
 {
     Py_ssize_t p = *pos, off = 0, n = 0, i;
     const Py_ssize_t left = c->len - p;
@@ -840,6 +886,8 @@ u8p_rd_list(const rd_ctx *c, Py_ssize_t *pos, Py_ssize_t limit, int flags, Py_ss
     PyObject *list;
 
     *fail_i = -1; /* not a record's error */
+    if (held && limit > RD_HELD_PART) /* a window's records may be many more than they */
+        limit = RD_HELD_PART;         /* turn out to be: the caller asks again */
     list = PyList_New(limit < left ? limit : left);
     if (list == NULL)
         return NULL;
@@ -847,9 +895,16 @@ u8p_rd_list(const rd_ctx *c, Py_ssize_t *pos, Py_ssize_t limit, int flags, Py_ss
         PyObject *s = NULL;
         const Py_ssize_t at = p;
         int r;
-        if ((flags & U8P_RD_UPTO) && p >= c->len)
-            break;
-        r = rd_record(c, &p, &off, &n, what);
+        if (held) {
+            r = rd_held(c, &p, max_record, &off, &n);
+            if (r < 0)
+                break;
+        }
+        else {
+            if ((flags & U8P_RD_UPTO) && p >= c->len)
+                break;
+            r = rd_record(c, &p, &off, &n, what);
+        }
         if (r > 0 && raw) {
             s = PyBytes_FromStringAndSize((const char *)c->data + off, n);
         }
@@ -876,6 +931,20 @@ u8p_rd_list(const rd_ctx *c, Py_ssize_t *pos, Py_ssize_t limit, int flags, Py_ss
     Py_SET_SIZE(list, i);
     *pos = p;
     return list;
+}
+
+PyObject *
+u8p_rd_list(const rd_ctx *c, Py_ssize_t *pos, Py_ssize_t limit, int flags, Py_ssize_t *fail_i,
+            Py_ssize_t *fail_at)
+{
+    return rd_list(c, pos, limit, flags, 0, -1, fail_i, fail_at);
+}
+
+PyObject *
+u8p_rd_list_held(const rd_ctx *c, Py_ssize_t *pos, Py_ssize_t limit, Py_ssize_t max_record,
+                 int flags, Py_ssize_t *fail_i, Py_ssize_t *fail_at)
+{
+    return rd_list(c, pos, limit, flags, 1, max_record, fail_i, fail_at);
 }
 
 /* ---------------------------------------------------------- BufferReader */

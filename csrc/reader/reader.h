@@ -77,6 +77,15 @@ PyObject *u8p_rd_decode_nogil(const rd_ctx *c, Py_ssize_t off, Py_ssize_t n, int
 enum { U8P_RD_UPTO = 1, U8P_RD_NOGIL = 2, U8P_RD_BYTES = 4 };
 PyObject *u8p_rd_list(const rd_ctx *c, Py_ssize_t *pos, Py_ssize_t limit, int flags,
                       Py_ssize_t *fail_i, Py_ssize_t *fail_at);
+/* The same over the records wholly in c->data (a stream's window): up to
+ * `limit`, stopping with no error at the first record whose bytes are not
+ * all there, whose prefix does not parse (strict_vint included) or whose
+ * length passes max_record (>= 0), so *pos is at it; the caller's probe
+ * then says which, before anything of that record is allocated.  It takes
+ * 65536 records at most a call (the caller asks again). */
+PyObject *u8p_rd_list_held(const rd_ctx *c, Py_ssize_t *pos, Py_ssize_t limit,
+                           Py_ssize_t max_record, int flags, Py_ssize_t *fail_i,
+                           Py_ssize_t *fail_at);
 /* A bare varint (read_vint) at *pos: 0 and *pos moved, or -1 with the
  * reader's ValueError (`what` is "varint" there). */
 int u8p_rd_vint(const rd_ctx *c, Py_ssize_t *pos, uint64_t *value, const char *what);

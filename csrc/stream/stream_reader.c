@@ -25,6 +25,15 @@
  * succeeded: read_strings is all or nothing, and an exception from the
  * source loses no record and repeats none (the bytes stay held).
  *
+ * Lists of strs pulled from a source (read_strings, batches) are read in
+ * one pass instead: the records wholly in the window are decoded as their
+ * prefixes are read, then the window is refilled.  A call that cannot
+ * finish (the source raised, or has no data now) drops what it decoded;
+ * from then on the reader walks before it decodes (walk_first), so a
+ * source that keeps failing never has the same records decoded again and
+ * again.  Push mode always walks first: there, running out of data is the
+ * normal way a call ends.
+ *
  * "Not now": before the end of the stream (push mode before feed_eof(), or
  * a pull source whose read returns None, i.e. non-blocking with no data),
  * an incomplete tail is not an error.  Iteration and batches() stop,
@@ -75,6 +84,9 @@ typedef struct {
     Py_ssize_t max_record; /* -1: no limit */
     int pull;
     int eof;
+    /* the source has returned None or raised: list calls walk their
+     * records before decoding them from then on (sr_read_list) */
+    int walk_first;
     int is_open;
     int strict_vint;
     u8p_errors eh;
@@ -556,6 +568,111 @@ sr_first_error(StreamObject *self, Py_ssize_t k, int raw)
 }
 
 /*
+ * sr_read_list's pull path for strs: the records wholly in the window are
+ * decoded in one pass (the reader's list builder), then the window is
+ * refilled for the record it stopped at, until `limit`.  Nothing commits
+ * before the end, so a failure leaves the reader as it was; the strs made
+ * are then dropped, and so that a source that keeps failing, or keeps
+ * having no data, cannot make the same records be decoded again and
+ * again, the reader walks first from then on (walk_first).
+ */
+static PyObject *
+sr_read_list_pull(StreamObject *self, Py_ssize_t limit, int mode)
+{
+    Py_ssize_t p = self->start, k = 0, i, fail_i, fail_at, off, n, want = 0;
+    PyObject *parts = NULL, *list = NULL, *part;
+    rd_ctx c;
+    int r;
+
+    sr_ctx(self, &c);
+    for (;;) {
+        if (c.len - p >= want) { /* a record that wants more is not read again before */
+            Py_ssize_t got;
+            part = u8p_rd_list_held(&c, &p, limit < 0 ? PY_SSIZE_T_MAX : limit - k,
+                                    self->max_record, U8P_RD_NOGIL, &fail_i, &fail_at);
+            if (part == NULL) {
+                if (fail_i >= 0)
+                    u8p_rd_annotate(c.base + fail_at, self->index + k + fail_i, "stream");
+                goto fail;
+            }
+            got = PyList_GET_SIZE(part);
+            k += got;
+            if (list == NULL) {
+                list = part;
+            }
+            else if (got > 0) {
+                if (parts == NULL && (parts = PyList_New(0)) == NULL) {
+                    Py_DECREF(part);
+                    goto fail;
+                }
+                r = PyList_Append(parts, part);
+                Py_DECREF(part);
+                if (r < 0)
+                    goto fail;
+            }
+            else {
+                Py_DECREF(part);
+            }
+            if (k == limit)
+                break;
+            /* the record at p: an error, more bytes wanted, or the
+             * builder's part was full */
+            {
+                Py_ssize_t q = p;
+                r = sr_probe(self, &c, &q, &off, &n, &want, self->index + k);
+            }
+            if (r == SR_ERR)
+                goto fail;
+            if (r == SR_DONE) {
+                if (got > 0) {
+                    want = 0;
+                    continue;
+                }
+                PyErr_SetString(PyExc_SystemError, "StreamReader: a held record was not taken");
+                goto fail;
+            }
+        }
+        if (self->eof) {
+            if (p == c.len && !(mode == 0 && limit >= 0))
+                break;
+            sr_record_error(self, &c, p, self->index + k);
+            goto fail;
+        }
+        r = sr_fill(self, &p);
+        if (r < 0 || r == 2) {
+            self->walk_first = 1;
+            sr_note_scan(self, k, p);
+            if (r < 0)
+                goto fail;
+            /* no data now: what read_strings / batches return then */
+            if (mode == 1)
+                goto fail;
+            if (limit >= 0) {
+                Py_XDECREF(parts);
+                Py_DECREF(list);
+                return PyList_New(0);
+            }
+            break;
+        }
+        sr_ctx(self, &c);
+    }
+    if (mode == 1 && k == 0)
+        goto fail;
+    for (i = 0; parts != NULL && i < PyList_GET_SIZE(parts); i++) { /* one list, in order */
+        Py_ssize_t at = PyList_GET_SIZE(list);
+        if (PyList_SetSlice(list, at, at, PyList_GET_ITEM(parts, i)) < 0)
+            goto fail;
+    }
+    Py_XDECREF(parts);
+    sr_commit(self, p, k);
+    return list;
+fail:
+    Py_XDECREF(parts);
+    Py_XDECREF(list);
+    return NULL;
+}
+
+/*
  * Up to `limit` records (-1: all) as a list, committed.  mode:
  *   0  read_strings: exactly `limit` or the truncation error at the end of
  *      the stream; before it, [] if fewer are held (-1: those held)
@@ -567,7 +684,10 @@ sr_read_list(StreamObject *self, Py_ssize_t limit, int mode, int raw)
 {
     Py_ssize_t k, stop;
     PyObject *list;
-    int r = sr_walk(self, limit, mode == 0, &k, &stop);
+    int r;
+    if (self->pull && !raw && !self->walk_first && limit != 0 && !self->eof)
+        return sr_read_list_pull(self, limit, mode);
+    r = sr_walk(self, limit, mode == 0, &k, &stop);
     if (r == WALK_ERR) {
         sr_first_error(self, k, raw);
         return NULL;
