@@ -752,9 +752,10 @@ checked_len(const rd_ctx *c, Py_ssize_t *p)
 /*
  * All the strings that remain, as a list.  The prefixes are walked first,
  * so the list is allocated for a count that the data has proven; *pos
- * moves only on success.  Errors come in data order: if the walk stops at a bad prefix, the strings
- * before it are still decoded so that an earlier invalid UTF-8 payload is
- * the error reported (what a one-by-one reader would meet first).  On
+ * moves only on success.  Errors come in data order: if the walk stops at
+ * a bad prefix, the strings before it are still decoded so that an
+ * earlier invalid UTF-8 payload is the error reported (what a one-by-one
+ * reader would meet first).  On
  * failure *fail_i and *fail_at say which record failed (its index in the
  * call, the offset of its prefix), for u8p_rd_annotate.
  */
@@ -859,6 +860,11 @@ rd_held(const rd_ctx *c, Py_ssize_t *p, Py_ssize_t max_record, Py_ssize_t *off, 
     return 1;
 }
 
+/* Most records a held list takes in one call: its list is allocated before
+ * the records are known complete (a window of small complete records and
+ * one long record still arriving would otherwise ask for a slot per byte) */
+#define RD_HELD_PART ((Py_ssize_t)1 << 16)
+
 /*
  * `limit` records as a list in one pass: each payload is made into its
  * item as soon as its prefix is read, so the prefixes are not walked a
@@ -869,11 +875,6 @@ rd_held(const rd_ctx *c, Py_ssize_t *p, Py_ssize_t max_record, Py_ssize_t *off, 
  * alone.  held: the records wholly in c->data, up to the first that is
  * not (rd_held), which is no error here, and RD_HELD_PART at most.
  */
-/* Most records a held list takes in one call: its list is allocated before
- * the records are known complete (a window of small complete records and
- * one long record still arriving would otherwise ask for a slot per byte) */
-#define RD_HELD_PART ((Py_ssize_t)1 << 16)
-
 static inline PyObject *
 rd_list(const rd_ctx *c, Py_ssize_t *pos, Py_ssize_t limit, int flags, const int held,
         Py_ssize_t max_record, Py_ssize_t *fail_i, Py_ssize_t *fail_at)
@@ -886,8 +887,8 @@ rd_list(const rd_ctx *c, Py_ssize_t *pos, Py_ssize_t limit, int flags, const int
     PyObject *list;
 
     *fail_i = -1; /* not a record's error */
-    if (held && limit > RD_HELD_PART) /* a window's records may be many more than they */
-        limit = RD_HELD_PART;         /* turn out to be: the caller asks again */
+    if (held && limit > RD_HELD_PART)
+        limit = RD_HELD_PART; /* the caller asks again for the rest */
     list = PyList_New(limit < left ? limit : left);
     if (list == NULL)
         return NULL;
