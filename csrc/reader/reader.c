@@ -820,46 +820,6 @@ rd_strings(const rd_ctx *c, Py_ssize_t *pos, Py_ssize_t *fail_i, Py_ssize_t *fai
     return list;
 }
 
-/*
- * The record at *p if all of its bytes are in c->data, its prefix valid and
- * its length at most max_record (< 0: any): 1 (payload at *off, *n bytes)
- * or 0 (the null marker), *p past it.  -1 otherwise, with nothing raised
- * and *p unchanged: the caller's own probe then tells a record still
- * arriving from an error, and raises that.
- */
-static inline int
-rd_held(const rd_ctx *c, Py_ssize_t *p, Py_ssize_t max_record, Py_ssize_t *off, Py_ssize_t *n)
-{
-    const Py_ssize_t at = *p, avail = c->len - at;
-    const uint8_t *d = c->data + at;
-    uint64_t v;
-    int size;
-    if (avail <= 0)
-        return -1;
-    if (c->prefix == U8P_PFX_VARINT && d[0] < 0x80) {
-        v = d[0];
-        size = 1;
-    }
-    else {
-        u8p_prefix_read_t rd;
-        u8p_prefix_status st = u8p_prefix_read(c->prefix, d, (size_t)avail, &rd);
-        if (st < 0 || st == U8P_PFX_TRUNCATED || (c->strict_vint && !rd.minimal))
-            return -1;
-        size = rd.size;
-        if (st == U8P_PFX_NULL) {
-            *p = at + size;
-            return 0;
-        }
-        v = rd.value;
-    }
-    if ((max_record >= 0 && v > (uint64_t)max_record) || v > (uint64_t)(avail - size))
-        return -1;
-    *off = at + size;
-    *n = (Py_ssize_t)v;
-    *p = at + size + (Py_ssize_t)v;
-    return 1;
-}
-
 /* Most records a held list takes in one call: its list is allocated before
  * the records are known complete (a window of small complete records and
  * one long record still arriving would otherwise ask for a slot per byte) */
@@ -873,7 +833,7 @@ rd_held(const rd_ctx *c, Py_ssize_t *p, Py_ssize_t max_record, Py_ssize_t *off, 
  * what rd_strings raises too.  The list is sized by what the data can
  * hold (a record takes a byte at least), never by the caller's count
  * alone.  held: the records wholly in c->data, up to the first that is
- * not (rd_held), which is no error here, and RD_HELD_PART at most.
+ * not (u8p_rd_peek), which is no error here, and RD_HELD_PART at most.
  */
 static inline PyObject *
 rd_list(const rd_ctx *c, Py_ssize_t *pos, Py_ssize_t limit, int flags, const int held,
@@ -897,9 +857,11 @@ rd_list(const rd_ctx *c, Py_ssize_t *pos, Py_ssize_t limit, int flags, const int
         const Py_ssize_t at = p;
         int r;
         if (held) {
-            r = rd_held(c, &p, max_record, &off, &n);
-            if (r < 0)
+            Py_ssize_t want;
+            uint64_t v;
+            if (u8p_rd_peek(c, &p, max_record, &off, &n, &want, &v) != U8P_PEEK_DONE)
                 break;
+            r = n >= 0;
         }
         else {
             if ((flags & U8P_RD_UPTO) && p >= c->len)

@@ -64,6 +64,64 @@ PyObject *u8p_rd_decode(const rd_ctx *c, Py_ssize_t off, Py_ssize_t n);
  * handler.  The caller keeps every other thread away from c->data
  * meanwhile (a lock that its other methods wait for). */
 PyObject *u8p_rd_decode_nogil(const rd_ctx *c, Py_ssize_t off, Py_ssize_t n, int *fallback);
+/*
+ * The record at *p in the context's preset, raising nothing (a stream's
+ * window may end inside it):
+ *   U8P_PEEK_DONE  whole: payload at *off, *n bytes (*n = -1: the null
+ *                  marker), and *p moves past it
+ *   U8P_PEEK_MORE  the bytes end inside it: *want, the bytes from *p it
+ *                  needs at least
+ *   U8P_PEEK_LONG  its length, *value, passes max_record (>= 0; < 0: none)
+ *   U8P_PEEK_BAD   its prefix does not parse, or is not minimal under
+ *                  strict_vint (u8p_rd_record raises the error)
+ * The one rule for both a stream's probe and the reader's held lists.
+ */
+enum { U8P_PEEK_BAD = -2, U8P_PEEK_LONG = -1, U8P_PEEK_MORE = 0, U8P_PEEK_DONE = 1 };
+static inline int
+u8p_rd_peek(const rd_ctx *c, Py_ssize_t *p, Py_ssize_t max_record, Py_ssize_t *off,
+            Py_ssize_t *n, Py_ssize_t *want, uint64_t *value)
+{
+    const Py_ssize_t at = *p, avail = c->len - at;
+    const uint8_t *d = c->data + at;
+    uint64_t v;
+    int size;
+    if (c->prefix == U8P_PFX_VARINT && avail > 0 && d[0] < 0x80) {
+        v = d[0];
+        size = 1;
+    }
+    else {
+        u8p_prefix_read_t rd;
+        u8p_prefix_status st = u8p_prefix_read(c->prefix, d, (size_t)avail, &rd);
+        if (st == U8P_PFX_TRUNCATED) {
+            size_t fixed = u8p_prefix_fixed(c->prefix);
+            *want = fixed ? (Py_ssize_t)fixed : avail + 1;
+            return U8P_PEEK_MORE;
+        }
+        if (st < 0 || (c->strict_vint && !rd.minimal))
+            return U8P_PEEK_BAD;
+        size = rd.size;
+        if (st == U8P_PFX_NULL) {
+            *off = at + size;
+            *n = -1;
+            *p = at + size;
+            return U8P_PEEK_DONE;
+        }
+        v = rd.value;
+    }
+    if (max_record >= 0 && v > (uint64_t)max_record) {
+        *value = v;
+        return U8P_PEEK_LONG;
+    }
+    if (v > (uint64_t)(avail - size)) {
+        *want = v > (uint64_t)(PY_SSIZE_T_MAX - size) ? PY_SSIZE_T_MAX : (Py_ssize_t)v + size;
+        return U8P_PEEK_MORE;
+    }
+    *off = at + size;
+    *n = (Py_ssize_t)v;
+    *p = at + size + (Py_ssize_t)v;
+    return U8P_PEEK_DONE;
+}
+
 /* `limit` records from *pos as a new list, each payload made into its
  * item as its prefix is read (one pass); *pos moves only on success.
  * Items are strs (None for a null) and flags:
@@ -80,8 +138,8 @@ PyObject *u8p_rd_list(const rd_ctx *c, Py_ssize_t *pos, Py_ssize_t limit, int fl
 /* The same over the records wholly in c->data (a stream's window): up to
  * `limit`, stopping with no error at the first record whose bytes are not
  * all there, whose prefix does not parse (strict_vint included) or whose
- * length passes max_record (>= 0), so *pos is at it; the caller's probe
- * then says which, before anything of that record is allocated.  It takes
+ * length passes max_record (>= 0), so *pos is at it (u8p_rd_peek says
+ * which), before anything of that record is allocated.  It takes
  * 65536 records at most a call (the caller asks again). */
 PyObject *u8p_rd_list_held(const rd_ctx *c, Py_ssize_t *pos, Py_ssize_t limit,
                            Py_ssize_t max_record, int flags, Py_ssize_t *fail_i,

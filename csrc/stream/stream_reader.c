@@ -349,51 +349,23 @@ static inline int
 sr_probe(StreamObject *self, const rd_ctx *c, Py_ssize_t *p, Py_ssize_t *off, Py_ssize_t *n,
          Py_ssize_t *want, Py_ssize_t idx)
 {
-    const Py_ssize_t at = *p, avail = c->len - at;
-    const uint8_t *d = c->data + at;
+    const Py_ssize_t at = *p;
     uint64_t v;
-    int size;
-    if (c->prefix == U8P_PFX_VARINT && avail > 0 && d[0] < 0x80) {
-        v = d[0];
-        size = 1;
-    }
-    else {
-        u8p_prefix_read_t rd;
-        u8p_prefix_status st = u8p_prefix_read(c->prefix, d, (size_t)avail, &rd);
-        if (st == U8P_PFX_TRUNCATED) {
-            size_t fixed = u8p_prefix_fixed(c->prefix);
-            *want = fixed ? (Py_ssize_t)fixed : avail + 1;
-            return SR_MORE;
-        }
-        if (st < 0 || (c->strict_vint && !rd.minimal)) {
-            sr_record_error(self, c, at, idx);
-            return SR_ERR;
-        }
-        size = rd.size;
-        if (st == U8P_PFX_NULL) {
-            *off = at + size;
-            *n = -1;
-            *p = at + size;
-            return SR_DONE;
-        }
-        v = rd.value;
-    }
-    if (self->max_record >= 0 && v > (uint64_t)self->max_record) {
+    switch (u8p_rd_peek(c, p, self->max_record, off, n, want, &v)) {
+    case U8P_PEEK_DONE:
+        return SR_DONE;
+    case U8P_PEEK_MORE:
+        return SR_MORE;
+    case U8P_PEEK_LONG:
         PyErr_Format(PyExc_ValueError,
                      "string length %llu (prefix at offset %zd) exceeds max_record=%zd",
                      (unsigned long long)v, c->base + at, self->max_record);
         u8p_rd_annotate(c->base + at, idx, "stream");
         return SR_ERR;
+    default:
+        sr_record_error(self, c, at, idx);
+        return SR_ERR;
     }
-    if (v > (uint64_t)(avail - size)) {
-        *want = v > (uint64_t)(PY_SSIZE_T_MAX - size) ? PY_SSIZE_T_MAX
-                                                       : (Py_ssize_t)v + size;
-        return SR_MORE;
-    }
-    *off = at + size;
-    *n = (Py_ssize_t)v;
-    *p = at + size + (Py_ssize_t)v;
-    return SR_DONE;
 }
 
 /* Remembers that k complete records end at buffer offset p (from start). */
@@ -623,13 +595,9 @@ sr_read_list_pull(StreamObject *self, Py_ssize_t limit, int mode)
             }
             if (r == SR_ERR)
                 goto fail;
-            if (r == SR_DONE) {
-                if (got > 0) {
-                    want = 0;
-                    continue;
-                }
-                PyErr_SetString(PyExc_SystemError, "StreamReader: a held record was not taken");
-                goto fail;
+            if (r == SR_DONE) { /* the part was full (the same rule stops both) */
+                want = 0;
+                continue;
             }
         }
         if (self->eof) {
