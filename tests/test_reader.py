@@ -901,6 +901,45 @@ def test_batches_all_or_nothing():
         r.batches()
 
 
+def held_by_others(batch):
+    """References to each item of batch beyond the list's own (and the
+    argument getrefcount is given)."""
+    return [sys.getrefcount(batch[i]) - 2 for i in range(len(batch))]
+
+
+def every_256th(n):
+    return [1 if i % 256 == 0 else 0 for i in range(n)]
+
+
+@pytest.mark.parametrize("raw", [False, True])
+def test_batches_hold_every_256th_item_of_the_last_batch_only(raw):
+    """The iterator keeps every 256th object of the batch it returned last
+    (so that a caller who drops each batch before asking for the next does
+    not have its memory unmapped and mapped again), lets them go when it
+    returns the next batch, and holds nothing once it ends, fails or goes."""
+    w = BufferWriter()
+    w.write_strings(["r%05d" % i for i in range(1000)])
+    blob = w.getvalue()
+    it = BufferReader(blob).batches(600, raw=raw)
+    b1 = next(it)
+    assert held_by_others(b1) == every_256th(600)
+    b2 = next(it)
+    assert held_by_others(b1) == [0] * 600 and held_by_others(b2) == every_256th(400)
+    with pytest.raises(StopIteration):
+        next(it)
+    assert held_by_others(b2) == [0] * 400
+    it = BufferReader(blob).batches(300, raw=raw)
+    b1 = next(it)
+    del it
+    assert held_by_others(b1) == [0] * 300
+    it = BufferReader(blob + b"\x05ab").batches(500, raw=raw)
+    next(it)
+    b2 = next(it)
+    with pytest.raises(ValueError, match="runs past the end of the data"):
+        next(it)
+    assert held_by_others(b2) == [0] * 500
+
+
 # Records for the record_index checks: valid strings, invalid UTF-8
 # payloads, and a tail whose declared length runs past the data.
 _record = st.one_of(

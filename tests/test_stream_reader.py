@@ -3,6 +3,7 @@ feed()), split anywhere between reads, against decode_all of the whole."""
 import codecs
 import gzip
 import io
+import sys
 import threading
 import time
 
@@ -179,6 +180,43 @@ def test_pull_read_strings_n_and_raw_batches():
     assert [b for b in r.batches(20, raw=True)] == [
         [x.encode() for x in xs[7:27]], [x.encode() for x in xs[27:47]],
         [x.encode() for x in xs[47:]]]
+
+
+def held_by_others(batch):
+    """References to each item of batch beyond the list's own (and the
+    argument getrefcount is given)."""
+    return [sys.getrefcount(batch[i]) - 2 for i in range(len(batch))]
+
+
+def test_batches_hold_every_256th_item_of_the_last_batch_only():
+    """As BufferReader's batches(): every 256th object of the last batch is
+    held until the next batch, the end of the stream, an error, or (push
+    mode) a pause for data, and never across one."""
+    blob = blob_of(["r%05d" % i for i in range(1000)], "varint", "utf-8")
+    for source in (Pieces(split(blob, range(0, len(blob), 999))), None):
+        r = StreamReader(source, read_size=4096)
+        if source is None:
+            r.feed(blob)
+        it = r.batches(600)
+        b1 = next(it)
+        assert held_by_others(b1) == [1 if i % 256 == 0 else 0 for i in range(600)]
+        if source is None:
+            with pytest.raises(StopIteration):  # 400 held: a pause for data
+                next(it)
+            assert held_by_others(b1) == [0] * 600
+            r.feed_eof()
+        b2 = next(it)
+        assert held_by_others(b1) == [0] * 600 and held_by_others(b2)[:257:256] == [1, 1]
+        with pytest.raises(StopIteration):
+            next(it)
+        assert held_by_others(b2) == [0] * 400
+    r = StreamReader(Pieces([blob, b"\x05ab"]))
+    it = r.batches(500)
+    next(it)
+    b2 = next(it)
+    with pytest.raises(ValueError, match="runs past the end of the data"):
+        next(it)
+    assert held_by_others(b2) == [0] * 500
 
 
 def test_batches_arrow_matches_read_strings_arrow():

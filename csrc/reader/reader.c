@@ -1245,12 +1245,51 @@ u8p_parse_batches(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
     return 0;
 }
 
+void
+u8p_pins_clear(u8p_pins *p)
+{
+    PyObject **obj = p->obj;
+    Py_ssize_t i, n = p->n;
+    p->obj = NULL;
+    p->n = p->cap = 0;
+    for (i = 0; i < n; i++)
+        Py_DECREF(obj[i]);
+    PyMem_Free(obj);
+}
+
+void
+u8p_pins_take(u8p_pins *p, PyObject *list)
+{
+    Py_ssize_t len = PyList_GET_SIZE(list), k = (len + U8P_PIN_STRIDE - 1) / U8P_PIN_STRIDE;
+    Py_ssize_t i;
+    if (k > p->cap) {
+        PyObject **obj = PyMem_Realloc(p->obj, (size_t)k * sizeof(PyObject *));
+        if (obj == NULL) { /* only a speed-up: hold nothing */
+            u8p_pins_clear(p);
+            return;
+        }
+        p->obj = obj;
+        p->cap = k;
+    }
+    /* each new one held before an old one goes (a str's or bytes'
+     * deallocation runs no Python code) */
+    for (i = 0; i < k; i++) {
+        PyObject *old = i < p->n ? p->obj[i] : NULL;
+        p->obj[i] = Py_NewRef(PyList_GET_ITEM(list, i * U8P_PIN_STRIDE));
+        Py_XDECREF(old);
+    }
+    for (; i < p->n; i++)
+        Py_DECREF(p->obj[i]);
+    p->n = k;
+}
+
 /* BufferReader.batches(): an iterator over lists of up to n records. */
 typedef struct {
     PyObject_HEAD
     ReaderObject *reader;
     Py_ssize_t n;
     int raw;
+    u8p_pins pins;
 } RBatchesObject;
 
 static PyObject *
@@ -1272,6 +1311,7 @@ Reader_batches(ReaderObject *self, PyObject *const *args, Py_ssize_t nargs, PyOb
     it->reader = (ReaderObject *)Py_NewRef((PyObject *)self);
     it->n = n;
     it->raw = raw;
+    it->pins = (u8p_pins){NULL, 0, 0};
     PyObject_GC_Track((PyObject *)it);
     return (PyObject *)it;
 }
@@ -1291,8 +1331,10 @@ RBatches_next(RBatchesObject *it)
     READER_OPEN_OR_FAIL(self);
     reader_ctx(self, &c);
     pos = self->pos;
-    if (pos >= c.len)
+    if (pos >= c.len) {
+        u8p_pins_clear(&it->pins);
         return NULL; /* the end of the data */
+    }
     self->busy++;
     list = u8p_rd_list(&c, &pos, it->n, U8P_RD_UPTO | (it->raw ? U8P_RD_BYTES : 0), &fail_i,
                        &fail_at);
@@ -1300,10 +1342,12 @@ RBatches_next(RBatchesObject *it)
     if (list == NULL) {
         if (fail_i >= 0)
             u8p_rd_annotate(fail_at, self->index + fail_i, "data");
+        u8p_pins_clear(&it->pins);
         return NULL;
     }
     self->pos = pos;
     self->index += PyList_GET_SIZE(list);
+    u8p_pins_take(&it->pins, list);
     return list;
 }
 
@@ -1319,6 +1363,7 @@ static int
 RBatches_clear(RBatchesObject *it)
 {
     Py_CLEAR(it->reader);
+    u8p_pins_clear(&it->pins);
     return 0;
 }
 
@@ -1328,6 +1373,7 @@ RBatches_dealloc(RBatchesObject *it)
     PyTypeObject *tp = Py_TYPE(it);
     PyObject_GC_UnTrack(it);
     Py_CLEAR(it->reader);
+    u8p_pins_clear(&it->pins);
     PyObject_GC_Del(it);
     Py_DECREF(tp);
 }

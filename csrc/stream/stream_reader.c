@@ -102,6 +102,7 @@ typedef struct {
     StreamObject *reader;
     Py_ssize_t n;
     int kind; /* BATCH_STR, BATCH_BYTES or BATCH_ARROW */
+    u8p_pins pins; /* of the last list returned (reader.h) */
 } BatchesObject;
 
 enum { BATCH_STR = 0, BATCH_BYTES = 1, BATCH_ARROW = 2 };
@@ -1124,6 +1125,7 @@ make_batches(StreamObject *self, Py_ssize_t n, int kind)
     it->reader = (StreamObject *)Py_NewRef((PyObject *)self);
     it->n = n;
     it->kind = kind;
+    it->pins = (u8p_pins){NULL, 0, 0};
     PyObject_GC_Track((PyObject *)it);
     return (PyObject *)it;
 }
@@ -1347,6 +1349,11 @@ Batches_next(BatchesObject *it)
     else
         res = sr_read_list(self, it->n, 1, it->kind == BATCH_BYTES);
     sr_exit(self);
+    /* the end, a pause for data or an error: nothing held over a wait */
+    if (res == NULL)
+        u8p_pins_clear(&it->pins);
+    else if (it->kind != BATCH_ARROW)
+        u8p_pins_take(&it->pins, res);
     return res;
 }
 
@@ -1362,6 +1369,7 @@ static int
 Batches_clear(BatchesObject *it)
 {
     Py_CLEAR(it->reader);
+    u8p_pins_clear(&it->pins);
     return 0;
 }
 
@@ -1371,6 +1379,7 @@ Batches_dealloc(BatchesObject *it)
     PyTypeObject *tp = Py_TYPE(it);
     PyObject_GC_UnTrack(it);
     Py_CLEAR(it->reader);
+    u8p_pins_clear(&it->pins);
     PyObject_GC_Del(it);
     Py_DECREF(tp);
 }
