@@ -6,7 +6,7 @@ Hypothesis profiles (they apply to every test file, not just the writer's):
         examples on every run (never derandomized, no example database),
         100 a property; a failure prints the @reproduce_failure blob
         (print_blob) to replay it exactly.
-  dev   default otherwise: 50 examples a property.
+  dev   default otherwise: 30 examples a property.
   smoke 5 examples a property: CI's run of the installed sdist, which
         proves the sdist complete rather than searching.
   deep  many examples; pick it with --hypothesis-profile=deep or
@@ -40,11 +40,12 @@ _common = dict(
 # Hypothesis's own settings when it detects CI are derandomize=True (the same
 # inputs every run); ours draw fresh ones, so that every CI run explores
 # inputs no run has tried before.
-# Examples a property: at least 50 in a developer's run, at least 100 in CI
+# Examples a property: 30 in a developer's run (the README's test command
+# stays near a minute), at least 100 in CI
 # (fresh inputs every run there, so CI's runs add up to far more).
 settings.register_profile("ci", max_examples=100, derandomize=False, database=None,
                           print_blob=True, **_common)
-settings.register_profile("dev", max_examples=50, **_common)
+settings.register_profile("dev", max_examples=30, **_common)
 # a few examples a property: CI's check that an installed sdist passes
 settings.register_profile("smoke", max_examples=5, derandomize=False, database=None,
                           print_blob=True, **_common)

@@ -69,6 +69,8 @@ def test_bruteforce_all_1_and_2_byte_sequences():
             assert decode_payload_or_error(p) == cpython_or_error(p), p
 
 
+@pytest.mark.slow  # 440 K payloads: the default run checks the edge bytes, in
+# test_reader_one_pass_short_payloads* and test_bruteforce_in_long_payloads_every_level
 def test_bruteforce_3_byte_sequences():
     for a in range(0xC0, 256):
         for b in range(256):
@@ -77,6 +79,7 @@ def test_bruteforce_3_byte_sequences():
                 assert decode_payload_or_error(p) == cpython_or_error(p), p
 
 
+@pytest.mark.slow  # 330 K payloads (the edge bytes: as above)
 def test_bruteforce_4_byte_sequences():
     for a in list(range(0xF0, 0x100)) + [0xE0, 0xED, 0xC2, 0x80]:
         for b in EDGES:
