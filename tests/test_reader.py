@@ -943,6 +943,18 @@ def test_batches_hold_every_256th_item_of_the_last_batch_only(raw):
     assert held_by_others(b2) == [0] * 500
 
 
+@pytest.mark.parametrize("raw", [False, True])
+def test_batches_hold_no_large_item(raw):
+    """What a batch iterator holds is small objects only, the first of each
+    256: a large record (memory of its own) is never kept from the caller."""
+    xs = ["\u0100" * 300 if i < 260 or i % 256 == 0 else "r%05d" % i for i in range(1000)]
+    w = BufferWriter()
+    w.write_strings(xs)
+    it = BufferReader(w.getvalue()).batches(1000, raw=raw)
+    b = next(it)
+    assert held_by_others(b) == [1 if i in (260, 513, 769) else 0 for i in range(1000)]
+
+
 # Records for the record_index checks: valid strings, invalid UTF-8
 # payloads, and a tail whose declared length runs past the data.
 _record = st.one_of(

@@ -1257,11 +1257,21 @@ u8p_pins_clear(u8p_pins *p)
     PyMem_Free(obj);
 }
 
+/* An object CPython allocates from its arenas (at most 512 bytes): a
+ * shorter str or bytes than this, whatever its kind, is one. */
+static inline int
+pin_worthy(PyObject *o)
+{
+    if (PyUnicode_CheckExact(o))
+        return PyUnicode_GET_LENGTH(o) * PyUnicode_KIND(o) < 384;
+    return PyBytes_CheckExact(o) && PyBytes_GET_SIZE(o) < 384;
+}
+
 void
 u8p_pins_take(u8p_pins *p, PyObject *list)
 {
     Py_ssize_t len = PyList_GET_SIZE(list), k = (len + U8P_PIN_STRIDE - 1) / U8P_PIN_STRIDE;
-    Py_ssize_t i;
+    Py_ssize_t i, j = 0;
     if (k > p->cap) {
         PyObject **obj = PyMem_Realloc(p->obj, (size_t)k * sizeof(PyObject *));
         if (obj == NULL) { /* only a speed-up: hold nothing */
@@ -1271,16 +1281,25 @@ u8p_pins_take(u8p_pins *p, PyObject *list)
         p->obj = obj;
         p->cap = k;
     }
-    /* each new one held before an old one goes (a str's or bytes'
-     * deallocation runs no Python code) */
-    for (i = 0; i < k; i++) {
-        PyObject *old = i < p->n ? p->obj[i] : NULL;
-        p->obj[i] = Py_NewRef(PyList_GET_ITEM(list, i * U8P_PIN_STRIDE));
-        Py_XDECREF(old);
+    /* the first small object of every stride (a larger one has memory of
+     * its own, which holding would only keep from the caller); each new
+     * one held before an old one goes (a str's or bytes' deallocation runs
+     * no Python code) */
+    for (i = 0; i < len; i += U8P_PIN_STRIDE) {
+        Py_ssize_t e = i + U8P_PIN_STRIDE < len ? i + U8P_PIN_STRIDE : len, t;
+        for (t = i; t < e; t++) {
+            PyObject *o = PyList_GET_ITEM(list, t);
+            if (pin_worthy(o)) {
+                PyObject *old = j < p->n ? p->obj[j] : NULL;
+                p->obj[j++] = Py_NewRef(o);
+                Py_XDECREF(old);
+                break;
+            }
+        }
     }
-    for (; i < p->n; i++)
+    for (i = j; i < p->n; i++)
         Py_DECREF(p->obj[i]);
-    p->n = k;
+    p->n = j;
 }
 
 /* BufferReader.batches(): an iterator over lists of up to n records. */

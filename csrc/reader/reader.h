@@ -186,20 +186,23 @@ int u8p_parse_batches(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames
  * deque(maxlen=0), map(f, batches), `del batch`) empties every arena the
  * batch filled, so each batch of tens of thousands of strs would pay a
  * munmap, an mmap and a page fault per 4 KiB.  The iterator therefore keeps
- * a reference to every U8P_PIN_STRIDE-th object of the batch it returned
- * last, which keeps its arenas mapped (one object in an arena is enough;
- * objects a stride apart sit well under an arena's size apart) for the next
- * batch to fill, and lets them go when it returns the next batch, ends, or
- * is cleared.  At most ceil(len / stride) objects of one batch are held:
- * memory the caller would see freed by `del batch` stays mapped until then.
+ * a reference to one small object (str or bytes of an arena's size class)
+ * in every U8P_PIN_STRIDE of the batch it returned last, which keeps its
+ * arenas mapped (one object in an arena is enough; objects a stride apart
+ * sit well under an arena's size apart) for the next batch to fill, and
+ * lets them go when it returns the next batch, ends, or is cleared.  At
+ * most ceil(len / stride) small objects of one batch are held: arena
+ * memory the caller would see freed by `del batch` stays mapped until then,
+ * and no large record is kept from being freed.
  */
 #define U8P_PIN_STRIDE 256
 typedef struct {
     PyObject **obj;
     Py_ssize_t n, cap;
 } u8p_pins;
-/* Holds every stride-th item of `list` (a list of new objects) in place of
- * what p held.  Never fails: without memory for the array it holds nothing. */
+/* Holds the first small item of every stride of `list` (a list of new
+ * objects) in place of what p held.  Never fails: without memory for the
+ * array it holds nothing. */
 void u8p_pins_take(u8p_pins *p, PyObject *list);
 /* Lets go of everything p holds (p stays usable). */
 void u8p_pins_clear(u8p_pins *p);
