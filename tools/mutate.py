@@ -14,8 +14,10 @@ or everything passed ("SURVIVED": a hole in the tests).
                                         --slow: the slow set too)
     python tools/mutate.py --list
 
-Needs a C compiler and the test extras (pytest, hypothesis) in the running
-interpreter.  Not run in CI (a few minutes per mutant on 2 cores).
+Needs a C compiler and the test extras (pytest, pytest-xdist, hypothesis)
+in the running interpreter: run it with the interpreter of your test venv
+(.venv/bin/python tools/mutate.py).  A mutant whose pytest never reached a
+verdict (exit 2-5: no xdist, a bad option) is NOT RUN, never caught.  Not run in CI (a few minutes per mutant on 2 cores).
 """
 import os
 import shutil
@@ -290,6 +292,9 @@ MUTANTS = [
 _NOT_A_CATCH = ["--deselect",
                 "tests/test_tools.py::test_every_mutant_applies_to_the_current_sources"]
 DEFAULT_RUN = ["-n", "auto"] + _NOT_A_CATCH
+# pytest's exit codes that mean no test ran to a verdict: interrupted,
+# internal error, usage error, nothing collected (1 is "tests failed")
+_NOT_A_RUN = (2, 3, 4, 5)
 SLOW_RUN = ["-n", "auto", "-m", "slow"] + _NOT_A_CATCH
 
 
@@ -328,6 +333,12 @@ def run_one(m, work, slow=False):
                                    timeout=1800)
             except subprocess.TimeoutExpired:
                 return "caught%s (timeout)" % label, time.time() - t0
+            if r.returncode in _NOT_A_RUN:
+                # pytest did not run the tests (no xdist in this interpreter,
+                # a bad option, an internal error): nothing was caught
+                tail = (r.stderr.strip().splitlines() or ["?"])[-1]
+                return ("NOT RUN%s: pytest exit %d (%s)" % (label, r.returncode, tail),
+                        time.time() - t0)
             if r.returncode != 0:
                 break
         else:
@@ -341,6 +352,9 @@ def run_one(m, work, slow=False):
 
 
 def main(argv):
+    if "-h" in argv or "--help" in argv:
+        print(__doc__)
+        return 0
     if "--list" in argv:
         for m in MUTANTS:
             print("%s  %-24s %s" % (m[0], m[1], m[4]))
