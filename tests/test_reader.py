@@ -25,6 +25,7 @@ from hypothesis import strategies as st
 import utf8pfx
 from utf8pfx import BufferReader, BufferWriter, decode, decode_all
 from utf8pfx import _core
+from support.checks import held_by_others
 from support.reference import (offset_of, ours_or_error, pfx, ref_encode, ref_or_error,
                                ref_read_all, vint, vint_size)
 
@@ -902,12 +903,6 @@ def test_batches_all_or_nothing():
     r.close()
     with pytest.raises(ValueError, match="closed"):
         r.batches()
-
-
-def held_by_others(batch):
-    """References to each item of batch beyond the list's own (and the
-    argument getrefcount is given)."""
-    return [sys.getrefcount(batch[i]) - 2 for i in range(len(batch))]
 
 
 def every_256th(n):

@@ -3,7 +3,6 @@ feed()), split anywhere between reads, against decode_all of the whole."""
 import codecs
 import gzip
 import io
-import sys
 import threading
 import time
 
@@ -14,6 +13,7 @@ from hypothesis import strategies as st
 from utf8pfx import BufferReader, BufferWriter, StreamReader, decode_all
 from utf8pfx._reference import PREFIXES
 
+from support.checks import held_by_others
 from support.reference import vint
 from support.strategies import text_any
 
@@ -180,12 +180,6 @@ def test_pull_read_strings_n_and_raw_batches():
     assert [b for b in r.batches(20, raw=True)] == [
         [x.encode() for x in xs[7:27]], [x.encode() for x in xs[27:47]],
         [x.encode() for x in xs[47:]]]
-
-
-def held_by_others(batch):
-    """References to each item of batch beyond the list's own (and the
-    argument getrefcount is given)."""
-    return [sys.getrefcount(batch[i]) - 2 for i in range(len(batch))]
 
 
 def test_batches_hold_every_256th_item_of_the_last_batch_only():

@@ -1,7 +1,9 @@
 """Assertions shared by the deterministic test files: run one str through
 every entry point of utf8pfx and compare each with CPython's outcome; a
 writer that holds bytes before the call under test, and the check that a
-failed call left them as they were."""
+failed call left them as they were; who else holds a batch's items."""
+import sys
+
 import utf8pfx
 from utf8pfx import BufferWriter
 from support.reference import outcome, ref_encode, utf8
@@ -88,3 +90,9 @@ def check_with_exported_view(s, errors="strict"):
         if not fits:  # once released, growing is fine
             assert w.write_string(s) == len(record)
             assert w.getvalue() == fill + record
+
+
+def held_by_others(batch):
+    """References to each item of batch beyond the list's own (and the
+    argument getrefcount is given): what a batch iterator still holds."""
+    return [sys.getrefcount(batch[i]) - 2 for i in range(len(batch))]
