@@ -80,7 +80,7 @@ def test_bruteforce_3_byte_sequences():
                 assert decode_payload_or_error(p) == cpython_or_error(p), p
 
 
-@pytest.mark.slow  # 330 K payloads (the edge bytes: as above)
+@pytest.mark.slow  # 390 K payloads (the edge bytes: as above)
 def test_bruteforce_4_byte_sequences():
     for a in list(range(0xF0, 0x100)) + [0xE0, 0xED, 0xC2, 0x80]:
         for b in EDGES:
