@@ -911,10 +911,11 @@ def every_256th(n):
 
 @pytest.mark.parametrize("raw", [False, True])
 def test_batches_hold_every_256th_item_of_the_last_batch_only(raw):
-    """The iterator keeps every 256th object of the batch it returned last
-    (so that a caller who drops each batch before asking for the next does
-    not have its memory unmapped and mapped again), lets them go when it
-    returns the next batch, and holds nothing once it ends, fails or goes."""
+    """The iterator keeps the first small object of every 256 of the batch
+    it returned last (here every 256th: all are small), so that a caller who
+    drops each batch before asking for the next does not have its memory
+    unmapped and mapped again; it lets them go when it returns the next
+    batch, and holds nothing once it ends, fails or goes."""
     w = BufferWriter()
     w.write_strings(["r%05d" % i for i in range(1000)])
     blob = w.getvalue()

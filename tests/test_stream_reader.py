@@ -183,8 +183,8 @@ def test_pull_read_strings_n_and_raw_batches():
 
 
 def test_batches_hold_every_256th_item_of_the_last_batch_only():
-    """As BufferReader's batches(): every 256th object of the last batch is
-    held until the next batch, the end of the stream, an error, or (push
+    """As BufferReader's batches(): the first small object of every 256 of
+    the last batch (here every 256th) is held until the next batch, the end of the stream, an error, or (push
     mode) a pause for data, and never across one."""
     blob = blob_of(["r%05d" % i for i in range(1000)], "varint", "utf-8")
     for source in (Pieces(split(blob, range(0, len(blob), 999))), None):

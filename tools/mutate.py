@@ -17,7 +17,8 @@ or everything passed ("SURVIVED": a hole in the tests).
 Needs a C compiler and the test extras (pytest, pytest-xdist, hypothesis)
 in the running interpreter: run it with the interpreter of your test venv
 (.venv/bin/python tools/mutate.py).  A mutant whose pytest never reached a
-verdict (exit 2-5: no xdist, a bad option) is NOT RUN, never caught.  Not run in CI (a few minutes per mutant on 2 cores).
+verdict (exit 2-5: no xdist, a bad option) is NOT RUN, never caught.  Not
+run in CI (a few minutes per mutant on 2 cores).
 """
 import os
 import shutil
