@@ -213,6 +213,32 @@ def test_batches_hold_every_256th_item_of_the_last_batch_only():
     assert held_by_others(b2) == [0] * 500
 
 
+@pytest.mark.parametrize("read_size, piece", [(64, 64), (4096, 999)],
+                         ids=["first_list_short_of_room", "first_list_has_room"])
+def test_pull_batch_over_several_reads_holds_each_str_once(read_size, piece):
+    """A batch whose records come in over several reads is joined from a
+    list per read: into the room of the first list (made for the smaller of
+    the batch and the bytes held), or into a new list when that room is
+    short.  Every record once, in order, with no reference left behind or
+    missing (only the iterator's pins)."""
+    xs = ["r%05d" % i for i in range(1001)]
+    blob = blob_of(xs, "varint", "utf-8")
+    r = StreamReader(Pieces(split(blob, range(0, len(blob), piece))), read_size=read_size)
+    assert r.read_string() == xs[0]  # the first list starts from bytes already held
+    it = r.batches(600)
+    b1 = next(it)
+    assert b1 == xs[1:601]
+    assert held_by_others(b1) == [1 if i % 256 == 0 else 0 for i in range(600)]
+    b2 = next(it)
+    assert b2 == xs[601:]
+    assert held_by_others(b1) == [0] * 600
+    r = StreamReader(Pieces(split(blob, range(0, len(blob), piece))), read_size=read_size)
+    assert r.read_string() == xs[0]
+    got = r.read_strings(700)
+    assert got == xs[1:701] and held_by_others(got) == [0] * 700
+    assert r.read_strings() == xs[701:]
+
+
 def test_batches_arrow_matches_read_strings_arrow():
     pa = pytest.importorskip("pyarrow")
     xs = ["r%d" % i + "\u00e9" * (i % 3) for i in range(100)] + [None, "x"]

@@ -27,7 +27,8 @@
  *
  * Lists of strs pulled from a source (read_strings, batches) are read in
  * one pass instead: the records wholly in the window are decoded as their
- * prefixes are read, then the window is refilled.  A call that cannot
+ * prefixes are read, then the window is refilled; the list of each window
+ * joins the first by moving its items (sr_join_parts).  A call that cannot
  * finish (the source raised, or has no data now) drops what it decoded;
  * from then on the reader walks before it decodes (walk_first), so a
  * source that keeps failing never has the same records decoded again and
@@ -540,6 +541,38 @@ sr_first_error(StreamObject *self, Py_ssize_t k, int raw)
     u8p_stash_put(&x);
 }
 
+/* The k records of `list` and the lists in `parts`, in order, as one list
+ * (`list` itself when its room holds them all, else a new one; a new
+ * reference either way).  The items are moved, not added and removed: a
+ * slice assignment would write each str's reference count twice, and the
+ * strs of a batch, made a window ago, have left the cache.  The lists moved
+ * from are left empty, so dropping them touches no str. */
+static PyObject *
+sr_join_parts(PyObject *list, PyObject *parts, Py_ssize_t k)
+{
+    PyListObject *dst = (PyListObject *)list;
+    Py_ssize_t at = PyList_GET_SIZE(list), i;
+    if (dst->allocated < k) {
+        dst = (PyListObject *)PyList_New(k);
+        if (dst == NULL)
+            return NULL;
+        memcpy(dst->ob_item, ((PyListObject *)list)->ob_item, (size_t)at * sizeof(PyObject *));
+        Py_SET_SIZE(list, 0);
+    }
+    else {
+        Py_INCREF(list);
+    }
+    for (i = 0; i < PyList_GET_SIZE(parts); i++) {
+        PyListObject *part = (PyListObject *)PyList_GET_ITEM(parts, i);
+        Py_ssize_t n = Py_SIZE(part);
+        memcpy(dst->ob_item + at, part->ob_item, (size_t)n * sizeof(PyObject *));
+        Py_SET_SIZE(part, 0);
+        at += n;
+    }
+    Py_SET_SIZE(dst, at);
+    return (PyObject *)dst;
+}
+
 /*
  * sr_read_list's pull path for strs: the records wholly in the window are
  * decoded in one pass (the reader's list builder), then the window is
@@ -552,7 +585,7 @@ sr_first_error(StreamObject *self, Py_ssize_t k, int raw)
 static PyObject *
 sr_read_list_pull(StreamObject *self, Py_ssize_t limit, int mode)
 {
-    Py_ssize_t p = self->start, k = 0, i, fail_i, fail_at, off, n, want = 0;
+    Py_ssize_t p = self->start, k = 0, fail_i, fail_at, off, n, want = 0;
     PyObject *parts = NULL, *list = NULL, *part;
     rd_ctx c;
     int r;
@@ -627,10 +660,12 @@ sr_read_list_pull(StreamObject *self, Py_ssize_t limit, int mode)
     }
     if (mode == 1 && k == 0)
         goto fail;
-    for (i = 0; parts != NULL && i < PyList_GET_SIZE(parts); i++) { /* one list, in order */
-        Py_ssize_t at = PyList_GET_SIZE(list);
-        if (PyList_SetSlice(list, at, at, PyList_GET_ITEM(parts, i)) < 0)
+    if (parts != NULL) {
+        PyObject *one = sr_join_parts(list, parts, k);
+        if (one == NULL)
             goto fail;
+        Py_DECREF(list);
+        list = one;
     }
     Py_XDECREF(parts);
     sr_commit(self, p, k);
