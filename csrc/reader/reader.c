@@ -1096,44 +1096,49 @@ reader_decode_big(ReaderObject *self, const rd_ctx *c, Py_ssize_t off, Py_ssize_
     return s;
 }
 
+/* One record at the position, the reader open: its prefix read once, then
+ * its payload decoded, a large UTF-8 one with the GIL released. */
 static PyObject *
-Reader_read_string(ReaderObject *self, PyObject *Py_UNUSED(ignored))
+reader_next(ReaderObject *self)
 {
     rd_ctx c;
-    PyObject *s;
-    Py_ssize_t pos;
-    READER_OPEN_OR_FAIL(self);
+    PyObject *s = NULL;
+    Py_ssize_t p = self->pos, off = 0, n = 0;
+    int k;
     reader_ctx(self, &c);
-    pos = self->pos;
-    if (c.enc == U8P_ENC_UTF8 && c.len - pos > U8P_NOGIL_MIN) {
-        Py_ssize_t p = pos, off, n;
-        int fallback = 0;
-        if (rd_record(&c, &p, &off, &n, "string") == 1 && n >= U8P_NOGIL_MIN) {
+    k = rd_record(&c, &p, &off, &n, "string");
+    if (k == 0) {
+        s = Py_NewRef(Py_None);
+    }
+    else if (k > 0) {
+        if (c.enc == U8P_ENC_UTF8 && n >= U8P_NOGIL_MIN) {
+            int fallback;
             self->busy++;
             s = reader_decode_big(self, &c, off, n, &fallback);
             self->busy--;
-            if (s != NULL) {
-                self->pos = p;
-                self->index++;
-                return s;
-            }
-            if (!fallback)
+            if (s == NULL && !fallback)
                 return NULL; /* MemoryError, or the lock's wait interrupted */
         }
-        else if (PyErr_Occurred()) {
-            PyErr_Clear(); /* rd_string below raises the same error */
+        if (s == NULL) { /* an error handler may call back: busy */
+            self->busy++;
+            s = decode_payload(&c, off, n);
+            self->busy--;
         }
     }
-    self->busy++;
-    s = rd_string(&c, &pos);
-    self->busy--;
     if (s == NULL) {
-        u8p_rd_annotate(pos, self->index, "data");
+        u8p_rd_annotate(self->pos, self->index, "data");
         return NULL;
     }
-    self->pos = pos;
+    self->pos = p;
     self->index++;
     return s;
+}
+
+static PyObject *
+Reader_read_string(ReaderObject *self, PyObject *Py_UNUSED(ignored))
+{
+    READER_OPEN_OR_FAIL(self);
+    return reader_next(self);
 }
 
 int
@@ -1548,7 +1553,7 @@ Reader_iternext(ReaderObject *self)
     READER_OPEN_OR_FAIL(self);
     if (self->pos >= self->len)
         return NULL; /* StopIteration */
-    return Reader_read_string(self, NULL);
+    return reader_next(self);
 }
 
 static PyObject *
