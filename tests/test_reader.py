@@ -793,6 +793,39 @@ def test_error_handler_cannot_close_the_reader_mid_read():
     r.close()
 
 
+def test_error_handler_that_walks_the_collectors_objects_finds_no_half_filled_list():
+    """A list of records is filled while an error handler may run Python
+    code: code that reaches it through gc.get_objects() must not find its
+    empty slots (copying the list would read them)."""
+    import gc
+    import io
+
+    calls = [0]
+
+    def handler(exc):
+        for o in gc.get_objects():
+            if type(o) is list:
+                o[:]
+        calls[0] += 1
+        return ("?", exc.end)
+
+    codecs.register_error("utf8pfx-test-gc-walk", handler)
+    w = BufferWriter()
+    w.write_strings(["ok%d" % i for i in range(50)])
+    w.write_bytes(b"\xffbad")
+    w.write_strings(["ok%d" % i for i in range(50)])
+    blob = w.getvalue()
+    want = ["ok%d" % i for i in range(50)] + ["?bad"] + ["ok%d" % i for i in range(50)]
+    eh = "utf8pfx-test-gc-walk"
+    assert BufferReader(blob, errors=eh).read_strings(101) == want
+    assert BufferReader(blob, errors=eh).read_strings() == want
+    assert decode_all(blob, errors=eh) == want
+    assert [x for b in BufferReader(blob, errors=eh).batches(64) for x in b] == want
+    stream = utf8pfx.StreamReader(io.BytesIO(blob), errors=eh, read_size=100)
+    assert stream.read_strings() == want
+    assert calls[0] == 5
+
+
 def test_reader_subclass_and_repr():
     class R(BufferReader):
         pass

@@ -749,6 +749,20 @@ checked_len(const rd_ctx *c, Py_ssize_t *p)
     return (Py_ssize_t)len;
 }
 
+
+/* A list of n empty slots to fill with records, out of the collector's
+ * sight until it is whole (PyObject_GC_Track): a decode may run an error
+ * handler, whose code could otherwise reach the list through
+ * gc.get_objects() and read an empty slot. */
+static PyObject *
+new_list_to_fill(Py_ssize_t n)
+{
+    PyObject *list = PyList_New(n);
+    if (list != NULL)
+        PyObject_GC_UnTrack(list);
+    return list;
+}
+
 /*
  * All the strings that remain, as a list.  The prefixes are walked first,
  * so the list is allocated for a count that the data has proven; *pos
@@ -794,7 +808,7 @@ rd_strings(const rd_ctx *c, Py_ssize_t *pos, Py_ssize_t *fail_i, Py_ssize_t *fai
         count++;
     }
     *fail_i = -1; /* not a record's error */
-    list = PyList_New(count);
+    list = new_list_to_fill(count);
     if (list == NULL)
         return NULL;
     p = *pos;
@@ -816,6 +830,7 @@ rd_strings(const rd_ctx *c, Py_ssize_t *pos, Py_ssize_t *fail_i, Py_ssize_t *fai
         PyList_SET_ITEM(list, i, s);
         p += n;
     }
+    PyObject_GC_Track(list);
     *pos = p;
     return list;
 }
@@ -849,7 +864,7 @@ rd_list(const rd_ctx *c, Py_ssize_t *pos, Py_ssize_t limit, int flags, const int
     *fail_i = -1; /* not a record's error */
     if (held && limit > RD_HELD_PART)
         limit = RD_HELD_PART; /* the caller asks again for the rest */
-    list = PyList_New(limit < left ? limit : left);
+    list = new_list_to_fill(limit < left ? limit : left);
     if (list == NULL)
         return NULL;
     for (i = 0; i < limit; i++) {
@@ -892,6 +907,7 @@ rd_list(const rd_ctx *c, Py_ssize_t *pos, Py_ssize_t limit, int flags, const int
     /* fewer than allocated (the end of the data): the slots after i are
      * NULL, and a list's own code never reads past its size */
     Py_SET_SIZE(list, i);
+    PyObject_GC_Track(list);
     *pos = p;
     return list;
 }
