@@ -5,6 +5,7 @@ flush sizes; sinks that take part of the bytes, return None or raise; what
 a failure keeps; the memory bound; closing, views, threads, re-entrancy.
 """
 import copy
+import gc
 import os
 import io
 import pickle
@@ -14,7 +15,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from utf8pfx import BufferWriter, StreamWriter, decode_all
+from utf8pfx import BufferWriter, StreamWriter, decode_all, encode
 from utf8pfx._reference import PREFIXES
 from support.strategies import text_scalar
 
@@ -387,6 +388,62 @@ def test_memory_stays_bounded():
     assert sw._w.capacity <= flush_size + (flush_size >> 3) + 4096
     sw.close()
     assert len(decode_all(bytes(sink.data))) == 200000
+
+
+@pytest.mark.parametrize("as_list", [False, True], ids=["generator", "list"])
+def test_records_longer_than_the_recent_ones_do_not_pile_up(as_list):
+    """A chunk's count comes from the bytes per record of the recent ones;
+    records far longer (20 K characters after 5,000 empty strings) cut the
+    chunk short by what they can weigh, so the sink gets about flush_size
+    plus one record a call, and a generator is not read far ahead of it."""
+    flush_size = 64 << 10
+    longs = ["%04d" % i + "\u0101" * 20000 for i in range(100)]
+    long_bytes = len(encode(longs[0]))
+    items = [""] * 5000 + longs
+    pulled = [0]  # long records the generator has given
+    at_call = []  # ... when each sink.write came
+
+    def gen():
+        for s in items:
+            pulled[0] += len(s) > 0
+            yield s
+
+    class Counting(Sink):
+        def write(self, b):
+            at_call.append(pulled[0])
+            return super().write(b)
+
+    sink = Counting()
+    sw = StreamWriter(sink, flush_size=flush_size)
+    whole = b"".join(map(encode, items))
+    assert sw.write_strings(items if as_list else gen()) == len(whole)
+    assert max(sink.calls) <= flush_size + 2 * long_bytes
+    if not as_list:
+        assert at_call[0] <= flush_size // long_bytes + 2
+    sw.close()
+    assert bytes(sink.data) == whole
+
+
+def test_an_iterator_that_walks_the_collectors_objects_finds_no_half_filled_chunk():
+    """The chunk's list is filled while the iterator runs Python code: code
+    that reaches it through gc.get_objects() must not find empty slots."""
+    seen = [0]
+
+    def gen():
+        for i in range(3000):
+            if i % 1000 == 1:
+                for o in gc.get_objects():
+                    if type(o) is list:
+                        o[:]  # copies every item: an empty slot would crash
+                        seen[0] += 1
+            yield "x%d" % i
+
+    sink = Sink()
+    sw = StreamWriter(sink)
+    sw.write_strings(gen())
+    sw.close()
+    assert seen[0] > 0
+    assert decode_all(bytes(sink.data)) == ["x%d" % i for i in range(3000)]
 
 
 # --- closing, views, pickling ----------------------------------------------------------

@@ -1,5 +1,5 @@
 """Type stubs for the C core of utf8pfx."""
-from typing import Any, Callable, Iterable, Iterator, List, Literal, Optional, Protocol, Tuple, Union, final, overload
+from typing import Any, Callable, Iterable, Iterator, List, Literal, Optional, Protocol, Sequence, Tuple, Union, final, overload
 
 from typing_extensions import Buffer, disjoint_base
 
@@ -109,6 +109,10 @@ class _StreamWriterCore:
     def write_vint(self, n: int, /) -> int: ...
     def _enter(self) -> None: ...
     def _leave(self) -> None: ...
+    def _pull(
+        self, it: Iterator[object], k: int, budget: int, /
+    ) -> Tuple[List[object], Optional[BaseException], bool]: ...
+    def _fit(self, seq: Sequence[object], pos: int, k: int, budget: int, /) -> int: ...
 
 
 @disjoint_base

@@ -10,12 +10,15 @@ record); this module cuts long inputs into chunks and moves bytes to the
 sink, taking the same lock through ``_enter()`` / ``_leave()``:
 
 - ``write_strings`` takes a list or tuple in slices and any other iterable
-  in lists of ``itertools.islice``; each chunk is one ``write_strings`` call
-  of the BufferWriter (its list path, the fastest it has), and the bytes are
-  flushed between chunks.  A chunk is sized to fill half the room left
-  before ``flush_size`` at the bytes per record of the recent chunks, so
-  the buffer ends a flush cycle at about ``flush_size`` plus one record,
-  whatever the record lengths, and a cycle costs a few dozen chunk calls.
+  in lists its items are pulled into (``_pull``); each chunk is one
+  ``write_strings`` call of the BufferWriter (its list path, the fastest it
+  has), and the bytes are flushed between chunks.  A chunk's count is sized
+  to fill half the room left before ``flush_size`` at the bytes per record
+  of the recent chunks, so a cycle costs a few dozen chunk calls; and the
+  C core cuts a chunk short once its items could take the room left (each
+  str weighed by the most its storage kind can take: ``_pull``, ``_fit``),
+  so the buffer ends a flush cycle at about ``flush_size`` plus one record
+  even when the records grow much longer than the recent ones.
 - The sink gets a ``memoryview`` of the BufferWriter, released as soon as
   ``sink.write`` returns: no copy, and a sink that keeps the view holds a
   released view.  A sink that keeps a view derived from it (a slice, a
@@ -30,7 +33,6 @@ sink, taking the same lock through ``_enter()`` / ``_leave()``:
 from __future__ import annotations
 
 import errno
-from itertools import islice
 from operator import index as _index
 from typing import TYPE_CHECKING, Any, Iterable, Optional, Union
 
@@ -322,6 +324,7 @@ class StreamWriter(_StreamWriterCore):
             _note(e, 0)
             raise
         pos = 0
+        ended = False
         if seq and len(w) and self._rsum > 0 and \
                 self._chunk_size(seq) < len(iterable) <= self._flush_size * self._rsum / self._bsum:
             # a sequence that fits an empty buffer but not the room left:
@@ -333,18 +336,21 @@ class StreamWriter(_StreamWriterCore):
                 raise
         while True:
             k = self._chunk_size(seq)
+            # the count is cut short where the records weigh more than the
+            # room left (_pull, _fit): longer records than the recent ones
+            # must not pile up past flush_size in one chunk
+            budget = self._flush_size - len(self._w)
             pulled: Optional[BaseException] = None
             if seq:
+                m = self._fit(iterable, pos, k, budget)
                 # the sequence itself when the rest of it is all of it: a
                 # slice would copy (and count references to) every item
-                chunk = iterable if pos == 0 and k >= len(iterable) else iterable[pos:pos + k]
-                pos += len(chunk)
+                chunk = iterable if pos == 0 and m == len(iterable) else iterable[pos:pos + m]
+                pos += m
             else:
-                chunk = []
-                try:
-                    chunk.extend(islice(it, k))  # type: ignore[arg-type]
-                except BaseException as e:  # the iterator failed: write what it gave first
-                    pulled = e
+                # the iterator's exception comes after the items it gave:
+                # those are written first
+                chunk, pulled, ended = self._pull(it, k, budget)
             if not chunk and pulled is None:
                 break
             w = self._w
@@ -366,8 +372,8 @@ class StreamWriter(_StreamWriterCore):
             self._bsum = self._bsum * 0.75 + n
             self._rsum = self._rsum * 0.75 + len(chunk)
             self._after_write(accepted)
-            if len(chunk) < k:
-                break  # a short chunk: the input has no more
+            if pos >= len(iterable) if seq else ended:
+                break  # the input has no more
         return total
 
     def _keep_or_roll_back(self, accepted: int, total: int, start_len: int,

@@ -135,6 +135,140 @@ SW_leave_call(SWObject *self, PyObject *Py_UNUSED(ignored))
     Py_RETURN_NONE;
 }
 
+/* ---- cutting write_strings' input into chunks -------------------------
+ *
+ * A chunk's count comes from the bytes per record of the chunks before it
+ * (the Python part); these cut it short where its records turn out longer,
+ * so that a run of long records after many short ones cannot pile up in
+ * the buffer, nor, from an iterator, in the chunk's list, far beyond
+ * flush_size.  Each item is weighed by what its str can take at most: 1
+ * byte a character for ASCII, 2 for Latin-1, 3 for UCS2, 4 for UCS4, and
+ * a short prefix; anything else weighs 1 (None, or a wrong type write_strings
+ * then refuses).  Reading a str's header here costs little: the writer
+ * reads it next. */
+static inline Py_ssize_t
+sw_weight(PyObject *o)
+{
+    const PyASCIIObject *u = (const PyASCIIObject *)o;
+    if (!PyUnicode_Check(o))
+        return 1;
+    if (u->length > PY_SSIZE_T_MAX / 8)
+        return PY_SSIZE_T_MAX / 2;
+    /* the header's own bits: a str not made ready (3.9 to 3.11, deprecated
+     * APIs only) has kind 0 there and weighs as UCS4 */
+    if (u->state.ascii)
+        return u->length + 4;
+    return (u->state.kind == PyUnicode_1BYTE_KIND   ? 2
+            : u->state.kind == PyUnicode_2BYTE_KIND ? 3
+                                                    : 4) * u->length + 4;
+}
+
+/* The small ints the Python part passes, read from args[1..n]. */
+static int
+sw_ints(PyObject *const *args, Py_ssize_t nargs, Py_ssize_t want, const char *fname,
+        Py_ssize_t *out)
+{
+    Py_ssize_t i;
+    if (nargs != want) {
+        PyErr_Format(PyExc_TypeError, "%s() takes %zd arguments (%zd given)", fname, want,
+                     nargs);
+        return -1;
+    }
+    for (i = 1; i < want; i++) {
+        out[i - 1] = PyLong_AsSsize_t(args[i]);
+        if (out[i - 1] == -1 && PyErr_Occurred())
+            return -1;
+    }
+    return 0;
+}
+
+/* _pull(it, k, budget) -> (items, exc, ended): up to k items of the
+ * iterator `it`, fewer once their weight reaches `budget` (one at least);
+ * exc is None, or the exception the iterator raised after the items it
+ * gave (the caller writes those, then raises it); ended, whether the
+ * iterator said it has no more. */
+#define SW_PULL_SLOTS 8192
+
+static PyObject *
+SW_pull(SWObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    PyObject *list, *item, *exc = NULL;
+    Py_ssize_t v[2], k, budget, used = 0, got;
+    iternextfunc next;
+    int ended = 0;
+    (void)self;
+    if (sw_ints(args, nargs, 3, "_pull", v) < 0)
+        return NULL;
+    k = v[0];
+    budget = v[1];
+    if (!PyIter_Check(args[0])) {
+        PyErr_SetString(PyExc_TypeError, "_pull() needs an iterator");
+        return NULL;
+    }
+    /* the slots up front (a chunk's count is a few thousand at most; more
+     * are appended), filled in place, the list cut to what came.  The
+     * iterator runs Python code meanwhile: the list stays out of the
+     * collector's sight (gc.get_objects) while it has empty slots. */
+    list = PyList_New(k < 0 ? 0 : k > SW_PULL_SLOTS ? SW_PULL_SLOTS : k);
+    if (list == NULL)
+        return NULL;
+    PyObject_GC_UnTrack(list);
+    next = Py_TYPE(args[0])->tp_iternext;
+    for (got = 0; got < k && (got == 0 || used < budget); got++) {
+        item = next(args[0]);
+        if (item == NULL) {
+            if (PyErr_Occurred() && !PyErr_ExceptionMatches(PyExc_StopIteration))
+                exc = u8p_exc_take();
+            else
+                ended = 1;
+            PyErr_Clear();
+            break;
+        }
+        used += sw_weight(item);
+        if (got < SW_PULL_SLOTS) {
+            PyList_SET_ITEM(list, got, item);
+        }
+        else {
+            int r = PyList_Append(list, item);
+            Py_DECREF(item);
+            if (r < 0) { /* MemoryError: raised after the items before it, as the iterator's */
+                exc = u8p_exc_take();
+                break;
+            }
+        }
+    }
+    if (got < SW_PULL_SLOTS && got < PyList_GET_SIZE(list))
+        Py_SET_SIZE(list, got); /* the empty slots after it are never read */
+    PyObject_GC_Track(list);
+    return Py_BuildValue("(NNO)", list, exc != NULL ? exc : Py_NewRef(Py_None),
+                         ended ? Py_True : Py_False);
+}
+
+/* _fit(seq, pos, k, budget) -> m: how many items of the list or tuple seq
+ * from pos to take: k at most, fewer once they weigh `budget` (the last one
+ * taken included), one at least while any is left. */
+static PyObject *
+SW_fit(SWObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    PyObject *seq;
+    Py_ssize_t v[3], pos, k, budget, len, i, used = 0;
+    (void)self;
+    if (sw_ints(args, nargs, 4, "_fit", v) < 0)
+        return NULL;
+    seq = args[0];
+    if (!PyList_CheckExact(seq) && !PyTuple_CheckExact(seq)) {
+        PyErr_SetString(PyExc_TypeError, "_fit() needs a list or a tuple");
+        return NULL;
+    }
+    len = PySequence_Fast_GET_SIZE(seq);
+    pos = v[0] < 0 || v[0] > len ? len : v[0];
+    k = v[1] > len - pos ? len - pos : v[1];
+    budget = v[2];
+    for (i = 0; i < k && (i == 0 || used < budget); i++)
+        used += sw_weight(PySequence_Fast_GET_ITEM(seq, pos + i));
+    return PyLong_FromSsize_t(i);
+}
+
 /* _w: the BufferWriter (the Python part replaces it when a view the sink
  * kept still exports the old one, and at close) */
 static PyObject *
@@ -202,6 +336,12 @@ static PyMethodDef SW_methods[] = {
      "_enter($self, /)\n--\n\nTake the writer's call lock (RuntimeError from inside a call)."},
     {"_leave", (PyCFunction)SW_leave_call, METH_NOARGS,
      "_leave($self, /)\n--\n\nGive the call lock back."},
+    {"_pull", (PyCFunction)(void (*)(void))SW_pull, METH_FASTCALL,
+     "_pull($self, it, k, budget, /)\n--\n\n(items, exc, ended): up to k items of it, fewer "
+     "once they weigh budget bytes."},
+    {"_fit", (PyCFunction)(void (*)(void))SW_fit, METH_FASTCALL,
+     "_fit($self, seq, pos, k, budget, /)\n--\n\nHow many items of seq from pos to take: k at "
+     "most, fewer once they weigh budget bytes."},
     {NULL, NULL, 0, NULL},
 };
 
