@@ -350,7 +350,7 @@ class StreamWriter(_StreamWriterCore):
             else:
                 # the iterator's exception comes after the items it gave:
                 # those are written first
-                chunk, pulled, ended = self._pull(it, k, budget)
+                chunk, pulled, ended = self._pull(it, k, budget)  # type: ignore[arg-type]
             if not chunk and pulled is None:
                 break
             w = self._w
