@@ -556,7 +556,8 @@ sr_join_parts(PyObject *list, PyObject *parts, Py_ssize_t k)
         dst = (PyListObject *)PyList_New(k);
         if (dst == NULL)
             return NULL;
-        memcpy(dst->ob_item, ((PyListObject *)list)->ob_item, (size_t)at * sizeof(PyObject *));
+        if (at > 0) /* an empty list may have no item array at all */
+            memcpy(dst->ob_item, ((PyListObject *)list)->ob_item, (size_t)at * sizeof(PyObject *));
         Py_SET_SIZE(list, 0);
     }
     else {
