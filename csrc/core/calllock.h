@@ -23,7 +23,10 @@
 #include "pythread.h"
 
 typedef struct {
-    unsigned long owner; /* the thread of the call in progress, while busy */
+    /* the thread of the call in progress, while busy, by its thread state:
+     * one per thread (in the object's interpreter), read without a libc
+     * call where the thread's id would take one every call */
+    PyThreadState *owner;
     int busy;
     PyThread_type_lock lock;
     int waiters;  /* threads blocked on `lock` */
@@ -58,7 +61,7 @@ u8p_calllock_free(u8p_calllock *l)
 static inline int
 u8p_calllock_mine(const u8p_calllock *l)
 {
-    return l->busy && l->owner == PyThread_get_thread_ident();
+    return l->busy && l->owner == PyThreadState_Get();
 }
 
 /* GIL held.  0 once the object is this thread's (after waiting, without
@@ -68,13 +71,13 @@ u8p_calllock_mine(const u8p_calllock *l)
 static inline int
 u8p_calllock_enter(u8p_calllock *l)
 {
-    unsigned long me;
+    PyThreadState *me;
     if (!l->busy) { /* the common case: nobody inside */
         l->busy = 1;
-        l->owner = PyThread_get_thread_ident();
+        l->owner = PyThreadState_Get();
         return 0;
     }
-    me = PyThread_get_thread_ident();
+    me = PyThreadState_Get();
     while (l->busy) {
         if (l->owner == me)
             return -1;
@@ -94,7 +97,7 @@ static inline void
 u8p_calllock_exit(u8p_calllock *l)
 {
     l->busy = 0;
-    l->owner = 0;
+    l->owner = NULL;
     if (l->waiters > 0 && !l->signaled) {
         l->signaled = 1;
         PyThread_release_lock(l->lock);
