@@ -749,7 +749,6 @@ checked_len(const rd_ctx *c, Py_ssize_t *p)
     return (Py_ssize_t)len;
 }
 
-
 /* A list of n empty slots to fill with records, out of the collector's
  * sight until it is whole (PyObject_GC_Track): a decode may run an error
  * handler, whose code could otherwise reach the list through

@@ -183,10 +183,11 @@ sw_ints(PyObject *const *args, Py_ssize_t nargs, Py_ssize_t want, const char *fn
 }
 
 /* _pull(it, k, budget) -> (items, exc, ended): up to k items of the
- * iterator `it`, fewer once their weight reaches `budget` (one at least);
- * exc is None, or the exception the iterator raised after the items it
- * gave (the caller writes those, then raises it); ended, whether the
- * iterator said it has no more. */
+ * iterator `it` (SW_PULL_SLOTS at most: the Python part asks for fewer),
+ * fewer once their weight reaches `budget` (one at least); exc is None, or
+ * the exception the iterator raised after the items it gave (the caller
+ * writes those, then raises it); ended, whether the iterator said it has
+ * no more. */
 #define SW_PULL_SLOTS 8192
 
 static PyObject *
@@ -199,17 +200,16 @@ SW_pull(SWObject *self, PyObject *const *args, Py_ssize_t nargs)
     (void)self;
     if (sw_ints(args, nargs, 3, "_pull", v) < 0)
         return NULL;
-    k = v[0];
+    k = v[0] < 0 ? 0 : v[0] > SW_PULL_SLOTS ? SW_PULL_SLOTS : v[0];
     budget = v[1];
     if (!PyIter_Check(args[0])) {
         PyErr_SetString(PyExc_TypeError, "_pull() needs an iterator");
         return NULL;
     }
-    /* the slots up front (a chunk's count is a few thousand at most; more
-     * are appended), filled in place, the list cut to what came.  The
+    /* the slots up front, filled in place, the list cut to what came.  The
      * iterator runs Python code meanwhile: the list stays out of the
      * collector's sight (gc.get_objects) while it has empty slots. */
-    list = PyList_New(k < 0 ? 0 : k > SW_PULL_SLOTS ? SW_PULL_SLOTS : k);
+    list = PyList_New(k);
     if (list == NULL)
         return NULL;
     PyObject_GC_UnTrack(list);
@@ -217,28 +217,19 @@ SW_pull(SWObject *self, PyObject *const *args, Py_ssize_t nargs)
     for (got = 0; got < k && (got == 0 || used < budget); got++) {
         item = next(args[0]);
         if (item == NULL) {
-            if (PyErr_Occurred() && !PyErr_ExceptionMatches(PyExc_StopIteration))
+            if (PyErr_Occurred() && !PyErr_ExceptionMatches(PyExc_StopIteration)) {
                 exc = u8p_exc_take();
-            else
+            }
+            else {
+                PyErr_Clear();
                 ended = 1;
-            PyErr_Clear();
+            }
             break;
         }
         used += sw_weight(item);
-        if (got < SW_PULL_SLOTS) {
-            PyList_SET_ITEM(list, got, item);
-        }
-        else {
-            int r = PyList_Append(list, item);
-            Py_DECREF(item);
-            if (r < 0) { /* MemoryError: raised after the items before it, as the iterator's */
-                exc = u8p_exc_take();
-                break;
-            }
-        }
+        PyList_SET_ITEM(list, got, item);
     }
-    if (got < SW_PULL_SLOTS && got < PyList_GET_SIZE(list))
-        Py_SET_SIZE(list, got); /* the empty slots after it are never read */
+    Py_SET_SIZE(list, got); /* the empty slots after it are never read */
     PyObject_GC_Track(list);
     return Py_BuildValue("(NNO)", list, exc != NULL ? exc : Py_NewRef(Py_None),
                          ended ? Py_True : Py_False);
