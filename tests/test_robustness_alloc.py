@@ -488,3 +488,82 @@ def test_write_arrow_flushing():
     else:
         raise AssertionError("still failing after %d allocation points" % MAX_POINTS)
     assert raised >= 1
+
+
+class _TakingSink:
+    """A sink that allocates nothing after it has taken the bytes: what it
+    raises, it raises before taking them (so a failure inside it is a
+    failure of the write, as io's raw streams report theirs)."""
+
+    def __init__(self):
+        self.parts = []
+
+    def write(self, b):
+        n = len(b)
+        data = bytes(b)
+        self.parts.append(data)
+        return n
+
+
+SW_ITEMS = ["h\u00e9llo %d" % i for i in range(24)] + ["\u20ac" * 30, "x", "\U0001F600 y"] * 3
+
+
+@pytest.mark.parametrize("form", ["list", "generator", "arrow"])
+@pytest.mark.parametrize("flush_size", [64, 1 << 20])
+def test_stream_writer_many(form, flush_size):
+    """StreamWriter.write_strings (its Python chunking, _pull or _fit, the
+    BufferWriter's C, the flushes between chunks) and write_arrow (the C's
+    flush callback) with each allocation failing in turn.  Each failure raises MemoryError carrying
+    records_accepted; the bytes the sink took plus those still buffered
+    are exactly the records before it, `position` counts them, and a call
+    that flushed nothing is all or nothing.  (A failure in the call's own
+    frame, before its code runs, raises with nothing written.)"""
+    from utf8pfx import StreamWriter
+    import traceback
+
+    arr = pytest.importorskip("pyarrow").array(SW_ITEMS) if form == "arrow" else None
+    pre = ref_encode("pre", "strict")
+    raised = ok_streak = 0
+    gc.collect()
+    for i in range(1000):
+        sink = _TakingSink()
+        w = StreamWriter(sink, flush_size=flush_size)
+        w.write_string("pre")
+        if form == "arrow":
+            call = partial(w.write_arrow, arr)
+        else:
+            call = partial(w.write_strings,
+                           list(SW_ITEMS) if form == "list" else (s for s in list(SW_ITEMS)))
+        gc.disable()
+        try:
+            kind, v = _fail_at(i, call)
+        finally:
+            gc.enable()
+        out = b"".join(sink.parts) + bytes(memoryview(w._w))
+        assert w.position == len(out), (i, w.position, len(out))
+        if kind == "ok":
+            assert utf8pfx.decode_all(out) == ["pre"] + SW_ITEMS, i
+            ok_streak += 1
+            if ok_streak >= 3:
+                break
+            continue
+        assert isinstance(v, MemoryError), (i, type(v), v)
+        ok_streak = 0
+        raised += 1
+        if not hasattr(v, "records_accepted"):
+            # only from the call's own frame, before any of its code ran
+            assert not any(f.filename.endswith("_streamwriter.py")
+                           for f in traceback.extract_tb(v.__traceback__)), i
+            assert out == pre, i
+            continue
+        accepted = v.records_accepted
+        # a failure on the way to the sink or in it is a failed flush: the
+        # records stay, buffered; any other is all or nothing until a flush
+        flushing = any(f.name in ("_flush_locked", "flush")  # write_strings', write_arrow's
+                       for f in traceback.extract_tb(v.__traceback__))
+        if not sink.parts and not flushing:
+            assert accepted == 0 and out == pre, (i, accepted)
+        assert utf8pfx.decode_all(out) == ["pre"] + SW_ITEMS[:accepted], (i, accepted)
+    else:
+        raise AssertionError("still failing after 1000 allocation points")
+    assert raised >= 1

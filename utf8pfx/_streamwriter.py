@@ -76,6 +76,21 @@ def _taken(r: Any, done: int, n: int) -> int:
     return k
 
 
+def _rows(array: Any) -> Optional[int]:
+    """len(array), or None for an object without one (an Arrow stream)."""
+    try:
+        return len(array)
+    except Exception:
+        return None
+
+
+def _release(view: memoryview) -> None:
+    try:
+        view.release()
+    except BufferError:
+        pass  # exported further by the sink: _replace sees it
+
+
 def _shift_index(exc: BaseException, base: int) -> None:
     """Makes BufferWriter's "write_strings() item i" count from the call's
     first item, not the chunk's."""
@@ -179,17 +194,24 @@ class StreamWriter(_StreamWriterCore):
                 # have released it itself)
                 base = memoryview(w)
                 view = base[done:] if done else base
+                rest = n - done
                 try:
-                    r = write(view)
-                except InterruptedError:
-                    continue  # as io does: the call is made again
+                    try:
+                        r = write(view)
+                    except InterruptedError:
+                        continue  # as io does: the call is made again
+                    # the bytes are the sink's once it returns: counted
+                    # before anything else, and in the common case (all
+                    # taken) with no allocation, so that no MemoryError or
+                    # signal between here and the count can leave taken
+                    # bytes buffered, to be written twice
+                    if r.__class__ is int and r == rest:
+                        done = n
+                    else:
+                        done += _taken(r, done, n)
                 finally:
-                    for v in (view, base):
-                        try:
-                            v.release()
-                        except BufferError:
-                            pass  # exported by the sink: _replace sees it
-                done += _taken(r, done, n)
+                    _release(view)
+                    _release(base)
         finally:
             # the bytes not taken move to the front of the buffer (a copy,
             # on this rare path only); _replace also leaves a BufferWriter
@@ -213,6 +235,11 @@ class StreamWriter(_StreamWriterCore):
         self._enter()
         try:
             return self._arrow_locked(array, nulls)
+        except BaseException as e:
+            # raised before anything was written (_arrow_locked settles its own)
+            if not hasattr(e, "records_accepted"):
+                _note(e, 0)
+            raise
         finally:
             self._leave()
 
@@ -228,48 +255,73 @@ class StreamWriter(_StreamWriterCore):
             raise
         w = self._w
         start_len = len(w)
+        start_produced = self._produced
         write = self._sink.write
-        handed = 0           # bytes given to flush()
-        calls = 0            # flush() calls
+        handed = 0           # bytes given to flush(), counted
+        entered = False      # flush() was called: the C has emptied its buffer into it
+        uncounted = None     # the data of a flush() call not yet in `handed`
         rest = b""           # what a failing flush() did not get the sink to take
 
         def flush(data: bytes) -> None:
-            nonlocal handed, calls, rest
-            calls += 1
+            # the data is no longer the C's: bound before anything can fail
+            # (`rest` until the sink takes it, `uncounted` until counted)
+            nonlocal handed, entered, uncounted, rest
+            entered = True
+            rest = data
+            uncounted = data
             handed += len(data)
+            uncounted = None
             n, done = len(data), 0
             view = memoryview(data)  # of immutable bytes: the sink may keep it
             try:
                 while done < n:
+                    left = n - done
                     try:
                         r = write(view[done:] if done else view)
                     except InterruptedError:
                         continue  # as io does: the call is made again
-                    done += _taken(r, done, n)
+                    # counted at once, as in _flush_locked
+                    if r.__class__ is int and r == left:
+                        done = n
+                    else:
+                        done += _taken(r, done, n)
             except BaseException:
                 rest = data[done:]
                 raise
+            rest = b""
             self._flushed += 1
 
         try:
             n: int = w._write_arrow_flushing(array, nulls, self._flush_size, flush)
         except BaseException as e:
-            if not calls:
+            if not entered:
                 _note(e, 0)  # all or nothing: the C took the call's rows back
             else:
                 # the rows before the failing one stay (the C put
                 # records_accepted on the exception); the bytes a failing
                 # sink did not take go back to the front of the buffer
-                self._produced += handed - start_len + len(w)
+                if uncounted is not None:
+                    handed += len(uncounted)
+                self._produced = start_produced + handed - start_len + len(w)
                 if rest:
                     self._replace(rest + w.getvalue())
             raise
-        self._produced += n
+        rows: Optional[int] = None
         try:
-            rows: Optional[int] = len(array)
-        except Exception:
-            rows = None
-        self._after_write(rows)
+            self._produced = start_produced + n
+            rows = _rows(array)
+            self._after_write(rows)
+        except BaseException as e:
+            if not hasattr(e, "records_accepted"):
+                # every row is in, and what failed came after them: kept
+                # after a flush during the call, else taken back (all or
+                # nothing, as write_strings)
+                if entered:
+                    self._produced = start_produced + n
+                    _note(e, _rows(array) if rows is None else rows)
+                else:
+                    self._roll_back(start_len, start_produced, e)
+            raise
         return n
 
     # --- write_strings ----------------------------------------------------------
@@ -294,6 +346,12 @@ class StreamWriter(_StreamWriterCore):
                 # what BufferWriter.write_strings does with an Arrow exporter
                 return self._arrow_locked(iterable, None)
             return self._strings_locked(iterable)
+        except BaseException as e:
+            # raised before anything was written (the calls above settle
+            # their own)
+            if not hasattr(e, "records_accepted"):
+                _note(e, 0)
+            raise
         finally:
             self._leave()
 
@@ -315,83 +373,136 @@ class StreamWriter(_StreamWriterCore):
         w = self._w
         start_len = len(w)
         start_flushed = self._flushed
+        start_produced = self._produced
         accepted = 0  # records of this call in the buffer or written
         total = 0     # bytes of this call
-        seq = type(iterable) is list or type(iterable) is tuple
+        # While a chunk's records are in the buffer but not yet in `accepted`
+        # and `total`: the buffer's length before them.  An exception that
+        # leaves the loop with none of the handlers below having settled it
+        # (a MemoryError or KeyboardInterrupt in this bookkeeping) is settled
+        # from it by _settle; every step here is such that this holds at each
+        # instruction that can raise.
+        pending: Optional[int] = None
+        chunk: Any = None
+        settled: Optional[BaseException] = None  # the exception a handler below settled
         try:
-            it = None if seq else iter(iterable)  # TypeError as BufferWriter's
-        except BaseException as e:
-            _note(e, 0)
-            raise
-        pos = 0
-        ended = False
-        if seq and len(w) and self._rsum > 0 and \
-                self._chunk_size(seq) < len(iterable) <= self._flush_size * self._rsum / self._bsum:
-            # a sequence that fits an empty buffer but not the room left:
-            # flush first, and it goes to the C in one call, not sliced
+            seq = type(iterable) is list or type(iterable) is tuple
             try:
-                self._flush_locked()
+                it = None if seq else iter(iterable)  # TypeError as BufferWriter's
             except BaseException as e:
                 _note(e, 0)
+                settled = e
                 raise
-        while True:
-            k = self._chunk_size(seq)
-            # the count is cut short where the records weigh more than the
-            # room left (_pull, _fit): longer records than the recent ones
-            # must not pile up past flush_size in one chunk
-            budget = self._flush_size - len(self._w)
-            pulled: Optional[BaseException] = None
-            if seq:
-                m = self._fit(iterable, pos, k, budget)
-                # the sequence itself when the rest of it is all of it: a
-                # slice would copy (and count references to) every item
-                chunk = iterable if pos == 0 and m == len(iterable) else iterable[pos:pos + m]
-                pos += m
-            else:
-                # the iterator's exception comes after the items it gave:
-                # those are written first
-                chunk, pulled, ended = self._pull(it, k, budget)  # type: ignore[arg-type]
-            if not chunk and pulled is None:
-                break
-            w = self._w
-            try:
-                n = w.write_strings(chunk)
-            except BaseException as e:
-                _shift_index(e, accepted)
-                self._fail(e, chunk, accepted, total, start_len, start_flushed)
-                raise
-            if pulled is not None:
-                accepted_now = accepted + len(chunk)
-                total += n
-                self._produced += n
-                self._keep_or_roll_back(accepted_now, total, start_len, start_flushed, pulled)
-                raise pulled
-            accepted += len(chunk)
-            total += n
-            self._produced += n
-            self._bsum = self._bsum * 0.75 + n
-            self._rsum = self._rsum * 0.75 + len(chunk)
-            self._after_write(accepted)
-            if pos >= len(iterable) if seq else ended:
-                break  # the input has no more
+            pos = 0
+            ended = False
+            if seq and len(w) and self._rsum > 0 and \
+                    self._chunk_size(seq) < len(iterable) <= self._flush_size * self._rsum / self._bsum:
+                # a sequence that fits an empty buffer but not the room left:
+                # flush first, and it goes to the C in one call, not sliced
+                try:
+                    self._flush_locked()
+                except BaseException as e:
+                    _note(e, 0)
+                    settled = e
+                    raise
+            while True:
+                k = self._chunk_size(seq)
+                # the count is cut short where the records weigh more than the
+                # room left (_pull, _fit): longer records than the recent ones
+                # must not pile up past flush_size in one chunk
+                budget = self._flush_size - len(self._w)
+                pulled: Optional[BaseException] = None
+                if seq:
+                    m = self._fit(iterable, pos, k, budget)
+                    # the sequence itself when the rest of it is all of it: a
+                    # slice would copy (and count references to) every item
+                    chunk = iterable if pos == 0 and m == len(iterable) else iterable[pos:pos + m]
+                    pos += m
+                else:
+                    # the iterator's exception comes after the items it gave:
+                    # those are written first
+                    chunk, pulled, ended = self._pull(it, k, budget)  # type: ignore[arg-type]
+                if not chunk and pulled is None:
+                    break
+                w = self._w
+                pending = len(w)
+                try:
+                    n = w.write_strings(chunk)
+                except BaseException as e:
+                    # the C takes a failing chunk back whole (every record
+                    # adds a byte at least); a buffer that grew means the
+                    # chunk went in and the exception was raised after the
+                    # call had returned (a signal handler's): _settle
+                    # counts it below
+                    if len(w) == pending:
+                        pending = None
+                        _shift_index(e, accepted)
+                        self._fail(e, chunk, accepted, total, start_len, start_flushed,
+                                   start_produced)
+                        settled = e
+                    raise
+                # both counts take the chunk in one step (the additions come
+                # before either store); `pending` goes after them
+                accepted, total = accepted + len(chunk), total + n
+                pending = None
+                self._produced = start_produced + total
+                if pulled is not None:
+                    self._keep_or_roll_back(accepted, total, start_len, start_flushed,
+                                            start_produced, pulled)
+                    settled = pulled
+                    raise pulled
+                self._bsum = self._bsum * 0.75 + n
+                self._rsum = self._rsum * 0.75 + len(chunk)
+                if len(self._w) >= self._flush_size:
+                    try:
+                        self._flush_locked()
+                    except BaseException as e:
+                        _note(e, accepted)  # the sink's: every record stays
+                        settled = e
+                        raise
+                if pos >= len(iterable) if seq else ended:
+                    break  # the input has no more
+        except BaseException as e:
+            if e is not settled:
+                self._settle(e, chunk, pending, accepted, total, start_len, start_flushed,
+                             start_produced)
+            raise
         return total
 
+    def _settle(self, exc: BaseException, chunk: Any, pending: Optional[int], accepted: int,
+                total: int, start_len: int, start_flushed: int, start_produced: int) -> None:
+        """An exception that left write_strings between its steps: the
+        records of the chunk written last are counted if they are in the
+        buffer (`pending`), and the call is then kept or rolled back as for
+        any failure that is not the sink's."""
+        if pending is not None and len(self._w) != pending:
+            total += len(self._w) - pending
+            accepted += len(chunk)
+        self._keep_or_roll_back(accepted, total, start_len, start_flushed, start_produced, exc)
+
     def _keep_or_roll_back(self, accepted: int, total: int, start_len: int,
-                           start_flushed: int, exc: BaseException) -> None:
+                           start_flushed: int, start_produced: int, exc: BaseException) -> None:
         """For an error that is not the sink's, after `accepted` records of
         the call (`total` bytes) went into the buffer: without a flush during
-        the call, they are taken back (all or nothing); after one, they stay."""
+        the call, they are taken back (all or nothing); after one, they stay.
+        Idempotent: it sets the state, it does not adjust it."""
         if self._flushed == start_flushed:
-            w = self._w
-            if len(w) != start_len:
-                self._replace(w.getvalue()[:start_len])
-            self._produced -= total
-            _note(exc, 0)
+            self._roll_back(start_len, start_produced, exc)
         else:
+            self._produced = start_produced + total
             _note(exc, accepted)
 
+    def _roll_back(self, start_len: int, start_produced: int, exc: BaseException) -> None:
+        """The buffer and position as they were before a call that flushed
+        nothing (its records are dropped from the buffer's end)."""
+        w = self._w
+        if len(w) != start_len:
+            self._replace(w.getvalue()[:start_len])
+        self._produced = start_produced
+        _note(exc, 0)
+
     def _fail(self, exc: BaseException, chunk: Any, accepted: int, total: int,
-              start_len: int, start_flushed: int) -> None:
+              start_len: int, start_flushed: int, start_produced: int) -> None:
         """A chunk failed in BufferWriter.write_strings (which took it back
         whole).  Without a flush during the call, the call's earlier chunks
         are taken back too.  After one, the chunk's records before the
@@ -399,17 +510,18 @@ class StreamWriter(_StreamWriterCore):
         one is found by writing them one by one), so that every record
         before it is kept."""
         if self._flushed == start_flushed:
-            self._keep_or_roll_back(0, total, start_len, start_flushed, exc)
+            self._keep_or_roll_back(0, total, start_len, start_flushed, start_produced, exc)
             return
         w = self._w
+        before = len(w)
         good = 0
         for s in chunk:
             try:
-                m = w.write_string(s)
+                w.write_string(s)
             except BaseException:
                 break
             good += 1
-            self._produced += m
+        self._produced = start_produced + total + len(w) - before
         _note(exc, accepted + good)
 
     # --- flushing and closing ------------------------------------------------------
