@@ -376,12 +376,10 @@ class StreamWriter(_StreamWriterCore):
         start_produced = self._produced
         accepted = 0  # records of this call in the buffer or written
         total = 0     # bytes of this call
-        # While a chunk's records are in the buffer but not yet in `accepted`
-        # and `total`: the buffer's length before them.  An exception that
-        # leaves the loop with none of the handlers below having settled it
-        # (a MemoryError or KeyboardInterrupt in this bookkeeping) is settled
-        # from it by _settle; every step here is such that this holds at each
-        # instruction that can raise.
+        # An exception that no handler below settled (a MemoryError or a
+        # KeyboardInterrupt in this bookkeeping) is settled by _settle from
+        # the state at the start and `pending`: the buffer's length before
+        # the chunk being written, set until both counts include that chunk.
         pending: Optional[int] = None
         chunk: Any = None
         settled: Optional[BaseException] = None  # the exception a handler below settled
