@@ -449,6 +449,33 @@ def test_stream_error_paths(mode, errors):
          lambda b, v, h: pytest.fail(repr(v)), expected_prefix_error)
 
 
+def walk_calls(make_call, on_ok, on_fail, max_points=MAX_POINTS):
+    """walk() for calls whose state is checked from their output: make_call()
+    -> (call, ctx), fresh for each point; the call runs with the i-th
+    allocation failing; on_ok(i, ctx) checks a success, on_fail(i, exc,
+    ctx) a MemoryError.  Returns the number of MemoryErrors."""
+    raised = ok_streak = 0
+    gc.collect()
+    for i in range(max_points):
+        call, ctx = make_call()
+        gc.disable()
+        try:
+            kind, v = _fail_at(i, call)
+        finally:
+            gc.enable()
+        if kind == "ok":
+            on_ok(i, ctx)
+            ok_streak += 1
+            if ok_streak >= 3:
+                return raised
+            continue
+        assert isinstance(v, MemoryError), (i, type(v), v)
+        ok_streak = 0
+        raised += 1
+        on_fail(i, v, ctx)
+    raise AssertionError("still failing after %d allocation points" % max_points)
+
+
 def test_write_arrow_flushing():
     """StreamWriter's Arrow path (BufferWriter._write_arrow_flushing): a
     failed allocation before the first flush leaves the writer as it was;
@@ -458,36 +485,29 @@ def test_write_arrow_flushing():
     xs = ["h\u00e9llo %d" % i for i in range(300)]
     arr = pa.array(xs)
     pre = ref_encode("pre", "strict")
-    raised = ok_streak = 0
-    gc.collect()
-    for i in range(MAX_POINTS):
+
+    def make_call():
         w = BufferWriter()
         w.write_string("pre")
         # a sink with its room already allocated: writing into it allocates
         # nothing (its result int may, and fails like any other point)
         sink = io.BytesIO(bytes(1 << 16))
-        gc.disable()
-        try:
-            kind, v = _fail_at(i, partial(w._write_arrow_flushing, arr, None, 256, sink.write))
-        finally:
-            gc.enable()
-        out = sink.getvalue()[:sink.tell()] + w.getvalue()
-        if kind == "ok":
-            assert utf8pfx.decode_all(out) == ["pre"] + xs, i
-            ok_streak += 1
-            if ok_streak >= 3:
-                break
-            continue
-        assert isinstance(v, MemoryError), (i, type(v), v)
-        ok_streak = 0
-        raised += 1
+        return partial(w._write_arrow_flushing, arr, None, 256, sink.write), (w, sink)
+
+    def out(w, sink):
+        return sink.getvalue()[:sink.tell()] + w.getvalue()
+
+    def on_ok(i, ctx):
+        assert utf8pfx.decode_all(out(*ctx)) == ["pre"] + xs, i
+
+    def on_fail(i, v, ctx):
+        w, sink = ctx
         if sink.tell() == 0:
             assert w.getvalue() == pre, i  # all or nothing before a flush
         else:
-            assert utf8pfx.decode_all(out) == ["pre"] + xs[:v.records_accepted], i
-    else:
-        raise AssertionError("still failing after %d allocation points" % MAX_POINTS)
-    assert raised >= 1
+            assert utf8pfx.decode_all(out(w, sink)) == ["pre"] + xs[:v.records_accepted], i
+
+    assert walk_calls(make_call, on_ok, on_fail) >= 1
 
 
 class _TakingSink:
@@ -513,57 +533,51 @@ SW_ITEMS = ["h\u00e9llo %d" % i for i in range(24)] + ["\u20ac" * 30, "x", "\U00
 def test_stream_writer_many(form, flush_size):
     """StreamWriter.write_strings (its Python chunking, _pull or _fit, the
     BufferWriter's C, the flushes between chunks) and write_arrow (the C's
-    flush callback) with each allocation failing in turn.  Each failure raises MemoryError carrying
-    records_accepted; the bytes the sink took plus those still buffered
-    are exactly the records before it, `position` counts them, and a call
-    that flushed nothing is all or nothing.  (A failure in the call's own
-    frame, before its code runs, raises with nothing written.)"""
+    flush callback) with each allocation failing in turn.  Each failure
+    raises MemoryError carrying records_accepted; the bytes the sink took
+    plus those still buffered are exactly the records before it, `position`
+    counts them, and a call that flushed nothing is all or nothing.  (A
+    failure in the call's own frame, before its code runs, raises with
+    nothing written.)"""
     from utf8pfx import StreamWriter
     import traceback
 
     arr = pytest.importorskip("pyarrow").array(SW_ITEMS) if form == "arrow" else None
     pre = ref_encode("pre", "strict")
-    raised = ok_streak = 0
-    gc.collect()
-    for i in range(1000):
+
+    def make_call():
         sink = _TakingSink()
         w = StreamWriter(sink, flush_size=flush_size)
         w.write_string("pre")
         if form == "arrow":
-            call = partial(w.write_arrow, arr)
-        else:
-            call = partial(w.write_strings,
-                           list(SW_ITEMS) if form == "list" else (s for s in list(SW_ITEMS)))
-        gc.disable()
-        try:
-            kind, v = _fail_at(i, call)
-        finally:
-            gc.enable()
-        out = b"".join(sink.parts) + bytes(memoryview(w._w))
-        assert w.position == len(out), (i, w.position, len(out))
-        if kind == "ok":
-            assert utf8pfx.decode_all(out) == ["pre"] + SW_ITEMS, i
-            ok_streak += 1
-            if ok_streak >= 3:
-                break
-            continue
-        assert isinstance(v, MemoryError), (i, type(v), v)
-        ok_streak = 0
-        raised += 1
+            return partial(w.write_arrow, arr), (w, sink)
+        items = list(SW_ITEMS) if form == "list" else (s for s in list(SW_ITEMS))
+        return partial(w.write_strings, items), (w, sink)
+
+    def out(i, w, sink):
+        data = b"".join(sink.parts) + bytes(memoryview(w._w))
+        assert w.position == len(data), (i, w.position, len(data))
+        return data
+
+    def on_ok(i, ctx):
+        assert utf8pfx.decode_all(out(i, *ctx)) == ["pre"] + SW_ITEMS, i
+
+    def on_fail(i, v, ctx):
+        w, sink = ctx
+        data = out(i, w, sink)
+        frames = traceback.extract_tb(v.__traceback__)
         if not hasattr(v, "records_accepted"):
             # only from the call's own frame, before any of its code ran
-            assert not any(f.filename.endswith("_streamwriter.py")
-                           for f in traceback.extract_tb(v.__traceback__)), i
-            assert out == pre, i
-            continue
+            assert not any(f.filename.endswith("_streamwriter.py") for f in frames), i
+            assert data == pre, i
+            return
         accepted = v.records_accepted
         # a failure on the way to the sink or in it is a failed flush: the
         # records stay, buffered; any other is all or nothing until a flush
         flushing = any(f.name in ("_flush_locked", "flush")  # write_strings', write_arrow's
-                       for f in traceback.extract_tb(v.__traceback__))
+                       for f in frames)
         if not sink.parts and not flushing:
-            assert accepted == 0 and out == pre, (i, accepted)
-        assert utf8pfx.decode_all(out) == ["pre"] + SW_ITEMS[:accepted], (i, accepted)
-    else:
-        raise AssertionError("still failing after 1000 allocation points")
-    assert raised >= 1
+            assert accepted == 0 and data == pre, (i, accepted)
+        assert utf8pfx.decode_all(data) == ["pre"] + SW_ITEMS[:accepted], (i, accepted)
+
+    assert walk_calls(make_call, on_ok, on_fail, max_points=1000) >= 1

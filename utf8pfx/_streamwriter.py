@@ -76,6 +76,24 @@ def _taken(r: Any, done: int, n: int) -> int:
     return k
 
 
+def _write_once(write: Any, view: memoryview, done: int, n: int) -> int:
+    """One sink.write() call of the bytes from `done` of `n` (`view`):
+    returns `done` moved by what the sink took (unmoved when the call was
+    interrupted: io makes it again).  The bytes are the sink's once it
+    returns, so they are counted before anything else can fail, and in the
+    common case (all taken) with no allocation: no MemoryError or signal
+    between the call and the count can leave taken bytes buffered, to be
+    written twice."""
+    rest = n - done
+    try:
+        r = write(view)
+    except InterruptedError:
+        return done
+    if r.__class__ is int and r == rest:
+        return n
+    return done + _taken(r, done, n)
+
+
 def _rows(array: Any) -> Optional[int]:
     """len(array), or None for an object without one (an Arrow stream)."""
     try:
@@ -194,21 +212,8 @@ class StreamWriter(_StreamWriterCore):
                 # have released it itself)
                 base = memoryview(w)
                 view = base[done:] if done else base
-                rest = n - done
                 try:
-                    try:
-                        r = write(view)
-                    except InterruptedError:
-                        continue  # as io does: the call is made again
-                    # the bytes are the sink's once it returns: counted
-                    # before anything else, and in the common case (all
-                    # taken) with no allocation, so that no MemoryError or
-                    # signal between here and the count can leave taken
-                    # bytes buffered, to be written twice
-                    if r.__class__ is int and r == rest:
-                        done = n
-                    else:
-                        done += _taken(r, done, n)
+                    done = _write_once(write, view, done, n)
                 finally:
                     _release(view)
                     _release(base)
@@ -275,16 +280,7 @@ class StreamWriter(_StreamWriterCore):
             view = memoryview(data)  # of immutable bytes: the sink may keep it
             try:
                 while done < n:
-                    left = n - done
-                    try:
-                        r = write(view[done:] if done else view)
-                    except InterruptedError:
-                        continue  # as io does: the call is made again
-                    # counted at once, as in _flush_locked
-                    if r.__class__ is int and r == left:
-                        done = n
-                    else:
-                        done += _taken(r, done, n)
+                    done = _write_once(write, view[done:] if done else view, done, n)
             except BaseException:
                 rest = data[done:]
                 raise
