@@ -449,11 +449,12 @@ def test_stream_error_paths(mode, errors):
          lambda b, v, h: pytest.fail(repr(v)), expected_prefix_error)
 
 
-def walk_calls(make_call, on_ok, on_fail, max_points=MAX_POINTS):
+def walk_calls(make_call, on_ok, on_fail, max_points=MAX_POINTS, settle=3):
     """walk() for calls whose state is checked from their output: make_call()
     -> (call, ctx), fresh for each point; the call runs with the i-th
     allocation failing; on_ok(i, ctx) checks a success, on_fail(i, exc,
-    ctx) a MemoryError.  Returns the number of MemoryErrors."""
+    ctx) a MemoryError; `settle` successes in a row end the walk.  Returns
+    the number of MemoryErrors."""
     raised = ok_streak = 0
     gc.collect()
     for i in range(max_points):
@@ -466,7 +467,7 @@ def walk_calls(make_call, on_ok, on_fail, max_points=MAX_POINTS):
         if kind == "ok":
             on_ok(i, ctx)
             ok_streak += 1
-            if ok_streak >= 3:
+            if ok_streak >= settle:
                 return raised
             continue
         assert isinstance(v, MemoryError), (i, type(v), v)
@@ -492,7 +493,7 @@ def test_write_arrow_flushing():
         # a sink with its room already allocated: writing into it allocates
         # nothing (its result int may, and fails like any other point)
         sink = io.BytesIO(bytes(1 << 16))
-        return partial(w._write_arrow_flushing, arr, None, 256, sink.write), (w, sink)
+        return partial(w._write_arrow_flushing, arr, None, 256, sink.write, [None]), (w, sink)
 
     def out(w, sink):
         return sink.getvalue()[:sink.tell()] + w.getvalue()
@@ -572,12 +573,13 @@ def test_stream_writer_many(form, flush_size):
             assert data == pre, i
             return
         accepted = v.records_accepted
-        # a failure on the way to the sink or in it is a failed flush: the
-        # records stay, buffered; any other is all or nothing until a flush
-        flushing = any(f.name in ("_flush_locked", "flush")  # write_strings', write_arrow's
-                       for f in frames)
-        if not sink.parts and not flushing:
+        # records kept that the sink never got come from a failed flush, and
+        # a flush is tried only once the buffer passes flush_size: below
+        # that, the call is all or nothing
+        if not sink.parts and len(data) < flush_size:
             assert accepted == 0 and data == pre, (i, accepted)
         assert utf8pfx.decode_all(data) == ["pre"] + SW_ITEMS[:accepted], (i, accepted)
 
-    assert walk_calls(make_call, on_ok, on_fail, max_points=1000) >= 1
+    # CPython 3.9 absorbs a few failures in a row early in the call (its
+    # caches): a longer run of successes marks the end
+    assert walk_calls(make_call, on_ok, on_fail, max_points=1000, settle=12) >= 1

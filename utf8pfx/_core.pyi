@@ -42,14 +42,16 @@ class BufferWriter:
         *,
         nulls: Optional[Literal["error", "skip", "empty", "null"]] = None,
     ) -> int: ...
-    # StreamWriter's write_arrow: flush(data) gets the buffer's bytes
-    # whenever it passes flush_size (private; flush must not touch the writer)
+    # StreamWriter's write_arrow: parcel[0], then flush(data), get the
+    # buffer's bytes whenever it passes flush_size (private; flush must not
+    # touch the writer)
     def _write_arrow_flushing(
         self,
         array: _ArrowStrings,
         nulls: Optional[Literal["error", "skip", "empty", "null"]],
         flush_size: int,
         flush: Callable[[bytes], object],
+        parcel: List[Optional[bytes]],
         /,
     ) -> int: ...
     def write_vint(self, n: int, /) -> int: ...

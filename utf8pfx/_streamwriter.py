@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import errno
 from operator import index as _index
-from typing import TYPE_CHECKING, Any, Iterable, Optional, Union
+from typing import TYPE_CHECKING, Any, Iterable, List, Optional, Union
 
 from ._core import BufferWriter, _StreamWriterCore
 
@@ -266,6 +266,9 @@ class StreamWriter(_StreamWriterCore):
         entered = False      # flush() was called: the C has emptied its buffer into it
         uncounted = None     # the data of a flush() call not yet in `handed`
         rest = b""           # what a failing flush() did not get the sink to take
+        # the C puts the data in here before it calls flush(): a call that
+        # fails before flush()'s first line (allocating its frame) leaves it
+        parcel: List[Optional[bytes]] = [None]
 
         def flush(data: bytes) -> None:
             # the data is no longer the C's: bound before anything can fail
@@ -273,6 +276,7 @@ class StreamWriter(_StreamWriterCore):
             nonlocal handed, entered, uncounted, rest
             entered = True
             rest = data
+            parcel[0] = None
             uncounted = data
             handed += len(data)
             uncounted = None
@@ -288,8 +292,13 @@ class StreamWriter(_StreamWriterCore):
             self._flushed += 1
 
         try:
-            n: int = w._write_arrow_flushing(array, nulls, self._flush_size, flush)
+            n: int = w._write_arrow_flushing(array, nulls, self._flush_size, flush, parcel)
         except BaseException as e:
+            lost = parcel[0]
+            if lost is not None:  # handed over to a flush() that never ran
+                parcel[0] = None
+                entered = True
+                rest = uncounted = lost
             if not entered:
                 _note(e, 0)  # all or nothing: the C took the call's rows back
             else:

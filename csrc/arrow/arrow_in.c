@@ -17,6 +17,7 @@ typedef enum { AK_UTF8, AK_LARGE_UTF8, AK_VIEW } arrow_kind;
  * as for one whole array. */
 typedef struct {
     PyObject *cb;           /* cb(data: bytes) */
+    PyObject *parcel;       /* a list: data goes into its slot 0 before each call of cb */
     Py_ssize_t flush_size;
     int64_t step;           /* rows per slice, adapted to the bytes a row takes */
     int64_t flushes;        /* calls of cb so far */
@@ -1092,10 +1093,12 @@ write_chunk(aw_ctx *c, const struct ArrowArray *a)
 /* ------------------------------------------------- bounded memory (fl) */
 
 /* Hands the buffer to fl->cb as one bytes object and empties it.  The
- * bytes are the callable's from the call on: it keeps what its sink does
- * not take, so a failure of the callable leaves the buffer empty.  A copy,
- * not a view: the buffer is written again at once, and a sink may keep
- * what it is given. */
+ * bytes are the caller's from here on: they go into fl->parcel's slot 0
+ * first (no allocation: a slot replaced), so that a callable that fails
+ * before its first line runs (its frame not allocated) leaves them there
+ * for the caller; the callable takes them out as it starts, and keeps
+ * what its sink does not take.  A copy, not a view: the buffer is written
+ * again at once, and a sink may keep what it is given. */
 static int
 flush_now(aw_ctx *c)
 {
@@ -1110,6 +1113,12 @@ flush_now(aw_ctx *c)
     fl->handed += w->len;
     w->len = 0;
     fl->flushes++;
+    if (PyList_GET_SIZE(fl->parcel) >= 1) { /* the caller's list: it may have emptied it */
+        PyObject *old = PyList_GET_ITEM(fl->parcel, 0);
+        Py_INCREF(data);
+        PyList_SET_ITEM(fl->parcel, 0, data);
+        Py_XDECREF(old);
+    }
     r = PyObject_CallOneArg(fl->cb, data);
     Py_DECREF(data);
     if (r == NULL)
@@ -1562,9 +1571,10 @@ Writer_write_arrow(WriterObject *w, PyObject *const *args, Py_ssize_t nargs, PyO
     return write_arrow_obj(st, w, args[0], nulls, NULL);
 }
 
-/* BufferWriter._write_arrow_flushing(array, nulls, flush_size, flush, /):
- * StreamWriter.write_arrow's bounded-memory path (see aw_flush).  Private:
- * flush(data) must not touch the writer (it is busy meanwhile).
+/* BufferWriter._write_arrow_flushing(array, nulls, flush_size, flush, parcel, /):
+ * StreamWriter.write_arrow's bounded-memory path (see aw_flush and
+ * flush_now).  Private: flush(data) must not touch the writer (it is busy
+ * meanwhile); parcel is a list of one slot at least.
  * Returns the bytes the call produced, flushed ones included. */
 static PyObject *
 Writer_write_arrow_flushing(WriterObject *w, PyObject *const *args, Py_ssize_t nargs)
@@ -1575,9 +1585,9 @@ Writer_write_arrow_flushing(WriterObject *w, PyObject *const *args, Py_ssize_t n
     u8p_objlock_wait(&w->nogil);
     if ((st = u8p_state_of_type(Py_TYPE(w))) == NULL)
         return NULL;
-    if (nargs != 4) {
+    if (nargs != 5) {
         PyErr_Format(PyExc_TypeError,
-                     "_write_arrow_flushing() takes exactly 4 arguments (%zd given)", nargs);
+                     "_write_arrow_flushing() takes exactly 5 arguments (%zd given)", nargs);
         return NULL;
     }
     if (parse_nulls(args[1], &nulls) < 0)
@@ -1593,7 +1603,12 @@ Writer_write_arrow_flushing(WriterObject *w, PyObject *const *args, Py_ssize_t n
         PyErr_SetString(PyExc_TypeError, "_write_arrow_flushing() flush must be callable");
         return NULL;
     }
+    if (!PyList_CheckExact(args[4]) || PyList_GET_SIZE(args[4]) < 1) {
+        PyErr_SetString(PyExc_TypeError, "_write_arrow_flushing() parcel must be a list of one item");
+        return NULL;
+    }
     fl.cb = args[3];
+    fl.parcel = args[4];
     return write_arrow_obj(st, w, args[0], nulls, &fl);
 }
 
@@ -1623,9 +1638,10 @@ static const PyMethodDef arrow_writer_methods[] = {
      "under varint+1, else 'error'.  All or nothing.  Return the bytes appended."},
     {"_write_arrow_flushing", (PyCFunction)(void (*)(void))Writer_write_arrow_flushing,
      METH_FASTCALL,
-     "_write_arrow_flushing($self, array, nulls, flush_size, flush, /)\n--\n\n"
+     "_write_arrow_flushing($self, array, nulls, flush_size, flush, parcel, /)\n--\n\n"
      "write_arrow for StreamWriter: whenever the buffer passes flush_size (between\n"
-     "slices of rows), flush(data) gets its bytes and the buffer is emptied."},
+     "slices of rows), its bytes go into parcel[0], flush(data) gets them and the\n"
+     "buffer is emptied."},
     {NULL, NULL, 0, NULL},
 };
 
