@@ -121,6 +121,47 @@ def _shift_index(exc: BaseException, base: int) -> None:
             exc.args = (_ITEM_MSG + str(int(num) + base) + sep + rest,)
 
 
+class _ArrowFlush:
+    """write_arrow's flush(data): the C calls it with the bytes it has emptied
+    its buffer into, once the buffer passes flush_size; it hands them to the
+    sink and keeps the counts the caller settles a failure with.  The C puts
+    the bytes into ``parcel[0]`` first, and the call takes them out as it
+    starts: a call that fails before its first line leaves them there.  An
+    object made per call, not a closure: CPython 3.13.0 corrupts a code
+    object when making a function fails for want of memory."""
+
+    __slots__ = ("_writer", "_write", "handed", "entered", "uncounted", "rest", "parcel")
+
+    def __init__(self, writer: "StreamWriter", write: Any) -> None:
+        self._writer = writer
+        self._write = write
+        self.handed = 0             # bytes handed over, counted
+        self.entered = False        # called: the C has emptied its buffer into it
+        self.uncounted: Optional[bytes] = None  # handed over, not yet in `handed`
+        self.rest = b""             # what a failing call did not get the sink to take
+        self.parcel: List[Optional[bytes]] = [None]
+
+    def __call__(self, data: bytes) -> None:
+        # the data is no longer the C's: bound before anything can fail
+        # (`rest` until the sink takes it, `uncounted` until counted)
+        self.entered = True
+        self.rest = data
+        self.parcel[0] = None
+        self.uncounted = data
+        self.handed += len(data)
+        self.uncounted = None
+        n, done = len(data), 0
+        view = memoryview(data)  # of immutable bytes: the sink may keep it
+        try:
+            while done < n:
+                done = _write_once(self._write, view[done:] if done else view, done, n)
+        except BaseException:
+            self.rest = data[done:]
+            raise
+        self.rest = b""
+        self._writer._flushed += 1
+
+
 class StreamWriter(_StreamWriterCore):
     """Writes length-prefixed records to a sink (``sink.write``) with bounded memory.
 
@@ -249,7 +290,7 @@ class StreamWriter(_StreamWriterCore):
             self._leave()
 
     def _arrow_locked(self, array: Any, nulls: _Nulls) -> int:
-        # The C writes the array in slices of rows and calls flush() whenever
+        # The C writes the array in slices of rows and calls fl whenever
         # its buffer passes flush_size, handing over the buffer's bytes as a
         # bytes object (the buffer is emptied): memory stays about
         # flush_size plus a slice, whatever the array's size.
@@ -261,55 +302,27 @@ class StreamWriter(_StreamWriterCore):
         w = self._w
         start_len = len(w)
         start_produced = self._produced
-        write = self._sink.write
-        handed = 0           # bytes given to flush(), counted
-        entered = False      # flush() was called: the C has emptied its buffer into it
-        uncounted = None     # the data of a flush() call not yet in `handed`
-        rest = b""           # what a failing flush() did not get the sink to take
-        # the C puts the data in here before it calls flush(): a call that
-        # fails before flush()'s first line (allocating its frame) leaves it
-        parcel: List[Optional[bytes]] = [None]
-
-        def flush(data: bytes) -> None:
-            # the data is no longer the C's: bound before anything can fail
-            # (`rest` until the sink takes it, `uncounted` until counted)
-            nonlocal handed, entered, uncounted, rest
-            entered = True
-            rest = data
-            parcel[0] = None
-            uncounted = data
-            handed += len(data)
-            uncounted = None
-            n, done = len(data), 0
-            view = memoryview(data)  # of immutable bytes: the sink may keep it
-            try:
-                while done < n:
-                    done = _write_once(write, view[done:] if done else view, done, n)
-            except BaseException:
-                rest = data[done:]
-                raise
-            rest = b""
-            self._flushed += 1
-
+        fl = _ArrowFlush(self, self._sink.write)
         try:
-            n: int = w._write_arrow_flushing(array, nulls, self._flush_size, flush, parcel)
+            n: int = w._write_arrow_flushing(array, nulls, self._flush_size, fl, fl.parcel)
         except BaseException as e:
-            lost = parcel[0]
-            if lost is not None:  # handed over to a flush() that never ran
-                parcel[0] = None
-                entered = True
-                rest = uncounted = lost
-            if not entered:
+            lost = fl.parcel[0]
+            if lost is not None:  # handed over to a call of fl that never ran
+                fl.parcel[0] = None
+                fl.entered = True
+                fl.rest = fl.uncounted = lost
+            if not fl.entered:
                 _note(e, 0)  # all or nothing: the C took the call's rows back
             else:
                 # the rows before the failing one stay (the C put
                 # records_accepted on the exception); the bytes a failing
                 # sink did not take go back to the front of the buffer
-                if uncounted is not None:
-                    handed += len(uncounted)
+                handed = fl.handed
+                if fl.uncounted is not None:
+                    handed += len(fl.uncounted)
                 self._produced = start_produced + handed - start_len + len(w)
-                if rest:
-                    self._replace(rest + w.getvalue())
+                if fl.rest:
+                    self._replace(fl.rest + w.getvalue())
             raise
         rows: Optional[int] = None
         try:
@@ -321,7 +334,7 @@ class StreamWriter(_StreamWriterCore):
                 # every row is in, and what failed came after them: kept
                 # after a flush during the call, else taken back (all or
                 # nothing, as write_strings)
-                if entered:
+                if fl.entered:
                     self._produced = start_produced + n
                     _note(e, _rows(array) if rows is None else rows)
                 else:
