@@ -127,8 +127,9 @@ class _ArrowFlush:
     sink and keeps the counts the caller settles a failure with.  The C puts
     the bytes into ``parcel[0]`` first, and the call takes them out as it
     starts: a call that fails before its first line leaves them there.  An
-    object made per call, not a closure: CPython 3.13.0 corrupts a code
-    object when making a function fails for want of memory."""
+    object made per call, not a closure: CPython 3.12 and 3.13 (3.12.1 and
+    3.13.0 at least) corrupt a code object when making a function fails for
+    want of memory."""
 
     __slots__ = ("_writer", "_write", "handed", "entered", "uncounted", "rest", "parcel")
 
