@@ -17,12 +17,19 @@ defines __clang__ and keeps the SIMD ones).  MSVC gets /O2 and /W3; the
 kernel files must keep compiling with neither macro defined (.ci/steps/
 50-packaging.sh checks that with clang in MSVC mode).
 
+The sources compile side by side, one compiler process per CPU (gcc and
+clang): setuptools compiles an extension's files one after the other, and
+the package is one extension, so a build would use one core of many.
+
 Environment:
   UTF8PFX_WERROR=1   warnings are errors (-Werror, MSVC /WX; CI builds this way)
   UTF8PFX_DEBUG=1    build with -O0 -g and assertions (MSVC: /Od /Zi)
+  UTF8PFX_BUILD_JOBS=N  compiler processes at once (default: the CPUs this
+                     process may run on; 1 compiles one file at a time)
 """
 import os
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from glob import glob
 
 from setuptools import Extension, setup
@@ -36,9 +43,43 @@ def _sources():
     return sorted(p.replace(os.sep, "/") for p in found)
 
 
+def _jobs():
+    env = os.environ.get("UTF8PFX_BUILD_JOBS")
+    if env:
+        try:
+            return max(1, int(env))
+        except ValueError:
+            sys.exit(f"UTF8PFX_BUILD_JOBS must be a whole number, not {env!r}")
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0)) or 1
+    return os.cpu_count() or 1
+
+
+def _compile_side_by_side(compiler, jobs):
+    """Make compiler.compile hand each source to its own call, jobs at once.
+
+    Each call is the compiler's own compile() on one file (its checks, its
+    flags, its output path); the objects come back in the order of the
+    sources, which is the order they are linked in.  Threads suffice: the
+    work is in the compiler processes they wait for.
+    """
+    one_by_one = compiler.compile
+
+    def compile(sources, *args, **kwargs):
+        if jobs <= 1 or len(sources) <= 1:
+            return one_by_one(sources, *args, **kwargs)
+        with ThreadPoolExecutor(min(jobs, len(sources))) as pool:
+            parts = list(pool.map(lambda src: one_by_one([src], *args, **kwargs), sources))
+        return [obj for part in parts for obj in part]
+
+    compiler.compile = compile
+
+
 class BuildExt(build_ext):
     def build_extensions(self):
         ctype = self.compiler.compiler_type
+        if ctype == "unix":  # gcc, clang; MSVC's compile() sets itself up on first use
+            _compile_side_by_side(self.compiler, _jobs())
         for ext in self.extensions:
             if ctype == "msvc":
                 args = ["/W3", "/utf-8"]
