@@ -676,6 +676,10 @@ vbmi_dec_short(const uint8_t *s, size_t n, size_t avail, u8p_dec_alloc alloc, vo
  */
 
 
+/* the short decoder's constants, as memory operands (x86_consts.c says
+ * why they are not set1s) */
+#define SK(name) _mm256_load_si256((const __m256i *)(const void *)&u8p_x86_k[U8P_K_##name])
+
 /* bytes from the payload's start the loads below read: 64 for the masks,
  * 2 + 16 past the last step's start (48) for the sequences */
 #define SHORT_READ 66
@@ -746,11 +750,11 @@ avx2_dec_short_in(const uint8_t *s, size_t n, size_t avail, u8p_dec_alloc alloc,
      * A payload with a 4-byte sequence leaves for avx2_dec_short4 before
      * any other mask is made (avx2_dec_short has sent there those whose
      * loads stay in avail; this catches the ones copied). */
-#define GE_F0(v) _mm256_cmpgt_epi8(v, _mm256_set1_epi8(-17))
+#define GE_F0(v) _mm256_cmpgt_epi8(v, SK(BEF))
     if (SHORT_MASK(GE_F0) & hi)
         return n >= SHORT4_MIN ? avx2_dec_short4(s, n, avail, alloc, ctx) : U8P_DEC_SHORT_INLINE;
-#define IS_CONT(v) _mm256_cmpgt_epi8(_mm256_set1_epi8(-64), v)
-#define GE_E0(v) _mm256_cmpgt_epi8(v, _mm256_set1_epi8(-33))
+#define IS_CONT(v) _mm256_cmpgt_epi8(SK(BC0), v)
+#define GE_E0(v) _mm256_cmpgt_epi8(v, SK(BDF))
     cont = SHORT_MASK(IS_CONT) & live;
     lead = live & ~cont;
     ge_e0 = SHORT_MASK(GE_E0) & hi;
@@ -758,21 +762,22 @@ avx2_dec_short_in(const uint8_t *s, size_t n, size_t avail, u8p_dec_alloc alloc,
     l3 = lead & ge_e0;
     /* each lead's continuation bytes inside the payload, and exactly
      * those (a shift could drop a lead's need past bit 63: checked first) */
-    if ((l2 | l3) & ~(live >> 1) || l3 & ~(live >> 2) || ((l2 | l3) << 1 | l3 << 2) != cont)
+    if ((n > 62 && ((l2 | l3) & ~(live >> 1) || l3 & ~(live >> 2))) ||
+        ((l2 | l3) << 1 | l3 << 2) != cont)
         return -1;
-#define LT_C2(v) _mm256_cmpgt_epi8(_mm256_set1_epi8(-62), v)
+#define LT_C2(v) _mm256_cmpgt_epi8(SK(BC2), v)
     bad = SHORT_MASK(LT_C2) & l2; /* C0, C1: overlong */
     if (l3) {
-#define IS_E0(v) _mm256_cmpeq_epi8(v, _mm256_set1_epi8(-32))
-#define IS_ED(v) _mm256_cmpeq_epi8(v, _mm256_set1_epi8(-19))
-#define LT_A0(v) _mm256_cmpgt_epi8(_mm256_set1_epi8(-96), v)
+#define IS_E0(v) _mm256_cmpeq_epi8(v, SK(BE0))
+#define IS_ED(v) _mm256_cmpeq_epi8(v, SK(BED))
+#define LT_A0(v) _mm256_cmpgt_epi8(SK(BA0), v)
         const uint64_t lt_a0 = SHORT_MASK(LT_A0) & cont;
         bad |= (SHORT_MASK(IS_E0) & l3) << 1 & lt_a0;          /* E0 80..9F */
         bad |= (SHORT_MASK(IS_ED) & l3) << 1 & cont & ~lt_a0;  /* ED A0..BF */
         maxcp = 0xFFFF;
     }
     else {
-#define GE_C4(v) _mm256_cmpgt_epi8(v, _mm256_set1_epi8(-61))
+#define GE_C4(v) _mm256_cmpgt_epi8(v, SK(BC3))
         maxcp = SHORT_MASK(GE_C4) & l2 ? 0xFFFF : 0xFF;
     }
     if (bad)
@@ -787,12 +792,12 @@ avx2_dec_short_in(const uint8_t *s, size_t n, size_t avail, u8p_dec_alloc alloc,
         const unsigned keep = (unsigned)(lead >> i) & 0xFFFF;
         const __m256i w0 = _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)(b + i)));
         const __m256i w1 = _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)(b + i + 1)));
-        const __m256i m6 = _mm256_set1_epi16(0x3F);
+        const __m256i m6 = SK(H003F);
         /* two bytes: 110xxxxx 10yyyyyy (in 16 bits, what the lead byte
          * holds above bit 4 shifts out) */
-        __m256i v = _mm256_or_si256(_mm256_slli_epi16(_mm256_and_si256(w0, _mm256_set1_epi16(0x1F)), 6),
+        __m256i v = _mm256_or_si256(_mm256_slli_epi16(_mm256_and_si256(w0, SK(H001F)), 6),
                                     _mm256_and_si256(w1, m6));
-        v = _mm256_blendv_epi8(v, w0, _mm256_cmpgt_epi16(_mm256_set1_epi16(0x80), w0));
+        v = _mm256_blendv_epi8(v, w0, _mm256_cmpgt_epi16(SK(H0080), w0));
         if (w == 1) {
             o += emitb_128(out + o,
                            _mm_packus_epi16(_mm256_castsi256_si128(v),
@@ -807,7 +812,7 @@ avx2_dec_short_in(const uint8_t *s, size_t n, size_t avail, u8p_dec_alloc alloc,
                     _mm256_or_si256(_mm256_slli_epi16(w0, 12),
                                     _mm256_slli_epi16(_mm256_and_si256(w1, m6), 6)),
                     _mm256_and_si256(w2, m6));
-                v = _mm256_blendv_epi8(v, v3, _mm256_cmpgt_epi16(w0, _mm256_set1_epi16(0xDF)));
+                v = _mm256_blendv_epi8(v, v3, _mm256_cmpgt_epi16(w0, SK(H00DF)));
             }
             o += emit16_256((uint16_t *)(void *)(out + o * 2), v, keep);
         }

@@ -1,6 +1,7 @@
 /*
  * Vector constants of the x86 encoders (x86_enc_impl.h, at 128 and 256
- * bits: a 128-bit kernel reads the low half of an entry), in their own
+ * bits: a 128-bit kernel reads the low half of an entry) and of the AVX2
+ * short decoder (decode_x86.c), in their own
  * translation unit on purpose: when gcc sees the values it rematerializes
  * every splat inside the hot loops (mov imm, vmovd, vpbroadcast: three uops
  * each, a dozen constants a block) instead of keeping them in registers or
@@ -44,6 +45,12 @@ U8P_ALIGN32 const u8p_v256 u8p_x86_k[U8P_K_COUNT] = {
     [U8P_K_IOTA16] = {.h = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}},
     /* bytes */
     [U8P_K_BBF] = B32(0xBFu), [U8P_K_BC2] = B32(0xC2u),
+    /* the short decoder's: its 16-bit masks, and the lead and continuation
+     * bytes its signed compares test against */
+    [U8P_K_H001F] = H16(0x001Fu), [U8P_K_H00DF] = H16(0x00DFu),
+    [U8P_K_BA0] = B32(0xA0u), [U8P_K_BC0] = B32(0xC0u), [U8P_K_BC3] = B32(0xC3u),
+    [U8P_K_BDF] = B32(0xDFu), [U8P_K_BE0] = B32(0xE0u), [U8P_K_BED] = B32(0xEDu),
+    [U8P_K_BEF] = B32(0xEFu),
 };
 
 #else

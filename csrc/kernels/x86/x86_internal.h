@@ -21,8 +21,8 @@ size_t u8p_avx2_enc_ucs2(const uint16_t *src, size_t n, uint8_t *dst, size_t *do
 size_t u8p_avx2_enc_ucs4(const uint32_t *src, size_t n, uint8_t *dst, size_t *done);
 size_t u8p_avx2_enc_ucs2_pass(const uint16_t *src, size_t n, uint8_t *dst, int *surr);
 size_t u8p_avx2_enc_ucs4_pass(const uint32_t *src, size_t n, uint8_t *dst, int *surr);
-/* Vector constants of the x86 encoders (x86_consts.c says why they live in
- * another file); index by enum u8p_x86_k. */
+/* Vector constants of the x86 encoders and short decoder (x86_consts.c says
+ * why they live in another file); index by enum u8p_x86_k. */
 typedef union {
     uint8_t b[32];
     uint16_t h[16];
@@ -35,7 +35,10 @@ enum u8p_x86_k {
     U8P_K_IOTA32, U8P_K_H003F, U8P_K_H007F, U8P_K_H80C0, U8P_K_HFF80, U8P_K_HF800,
     U8P_K_HD800, U8P_K_H3F7F, U8P_K_H8000, U8P_K_H0FFC, U8P_K_H0140, U8P_K_H4000,
     U8P_K_DUPLO, U8P_K_H7800, U8P_K_H0080, U8P_K_HC0E0,
-    U8P_K_IOTA16, U8P_K_BBF, U8P_K_BC2, U8P_K_COUNT
+    U8P_K_IOTA16, U8P_K_BBF, U8P_K_BC2,
+    /* the short decoder's (decode_x86.c) */
+    U8P_K_H001F, U8P_K_H00DF, U8P_K_BA0, U8P_K_BC0, U8P_K_BC3, U8P_K_BDF, U8P_K_BE0,
+    U8P_K_BED, U8P_K_BEF, U8P_K_COUNT
 };
 extern U8P_ALIGN32 const u8p_v256 u8p_x86_k[U8P_K_COUNT];
 
