@@ -270,9 +270,8 @@ MUTANTS = [
      "            if (size < 0 || (uint64_t)(uint32_t)idx >= nvar\n",
      "write_arrow's lean string_view size pass lets a negative data offset through"),
     ("M75", "csrc/kernels/x86/decode_x86.c",
-     "        uint64_t f0 = (uint32_t)(_mm256_movemask_epi8(_mm256_cmpgt_epi8(v, f)) &\n"
-     "                                 _mm256_movemask_epi8(v));",
-     "        uint64_t f0 = (uint32_t)_mm256_movemask_epi8(_mm256_cmpgt_epi8(v, f));",
+     "    if (SHORT_MASK(GE_F0) & hi)\n",
+     "    if (SHORT_MASK(GE_F0))\n",
      "the AVX2 short decoder leaves to the inline loop every payload with an ASCII byte"),
     ("M76", "csrc/kernels/x86/decode_x86.c",
      "    bad |= (SHORT_MASK(IS_F4) & l4) << 1 & ~lt_90; /* F4 90..BF */",
