@@ -760,7 +760,9 @@ avx2_dec_short_in(const uint8_t *s, size_t n, size_t avail, u8p_dec_alloc alloc,
     l2 = lead & hi & ~ge_e0;
     l3 = lead & ge_e0;
     /* each lead's continuation bytes inside the payload, and exactly
-     * those (a shift could drop a lead's need past bit 63: checked first) */
+     * those: a need past the payload is a bit the real mask lacks, unless
+     * the shift drops it past bit 63, which only a payload of 63 or 64
+     * bytes can make (checked first there) */
     if ((n > 62 && ((l2 | l3) & ~(live >> 1) || l3 & ~(live >> 2))) ||
         ((l2 | l3) << 1 | l3 << 2) != cont)
         return -1;
@@ -825,9 +827,8 @@ avx2_dec_short(const uint8_t *s, size_t n, size_t avail, u8p_dec_alloc alloc, vo
 {
     /* both instances inline, one branch apart: with `two` a constant in
      * each, every mask, test and step is made for that many vectors only
-     * (a sixth fewer instructions a name than one shared body, which gcc
-     * does not clone), and no call stands between the table's entry and
-     * the work */
+     * (gcc does not clone one shared body by the count), and no call
+     * stands between the table's entry and the work */
     return n > 32 ? avx2_dec_short_in(s, n, avail, alloc, ctx, 1)
                   : avx2_dec_short_in(s, n, avail, alloc, ctx, 0);
 }
