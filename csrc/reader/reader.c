@@ -533,15 +533,20 @@ ascii_likely(const uint8_t *p, size_t n)
     return !(a & 0x8080808080808080ULL);
 }
 
-static PyObject *
+/* The payload, made into a str: its common cases (ASCII up to 32 bytes,
+ * copied inline; a short payload the table's vector decoder takes) kept
+ * small enough to inline into the record loops, with no frame of their
+ * own; everything else is in decode_payload_rest, out of line, whose
+ * stack (the scalar decoder's array) and saved registers only the
+ * payloads that need it pay for. */
+U8P_NOINLINE PyObject *decode_payload_rest(const rd_ctx *c, Py_ssize_t off, Py_ssize_t n,
+                                           ptrdiff_t k);
+
+U8P_ALWAYS_INLINE PyObject *
 decode_payload(const rd_ctx *c, Py_ssize_t off, Py_ssize_t n)
 {
     const uint8_t *p = c->data + off;
-    u8p_scan_result r;
-    u8p_dec_status st;
     PyObject *s;
-    const char *ename;
-    size_t lead = 0; /* bytes known ASCII and already checked */
 
     if (n == 0)
         return PyUnicode_New(0, 0);
@@ -567,27 +572,43 @@ decode_payload(const rd_ctx *c, Py_ssize_t off, Py_ssize_t n)
             return s;
         }
     }
-    if (n <= U8P_DEC_SHORT_MAX && c->enc == U8P_ENC_UTF8) {
-        /* short: validated and decoded in one pass (kernels/decode_short.h);
-         * what it does not take (an error, a surrogate) goes the long way */
-        ptrdiff_t k = U8P_DEC_SHORT_INLINE;
-        if (u8p_D->dec_short && n >= U8P_DEC_SHORT_VEC_MIN) {
-            /* the table's own, straight into the str (n >= 3: never one
-             * Latin-1 character, which would want CPython's singleton) */
-            PyObject *made = NULL;
-            k = u8p_D->dec_short(p, (size_t)n, (size_t)(c->len - off), new_str_room, &made);
-            if (k >= 0)
-                return made;
-            if (k == -2)
-                return NULL;
-            Py_XDECREF(made); /* refused after the str was made */
-        }
-        if (k == U8P_DEC_SHORT_INLINE) {
-            uint32_t cps[U8P_DEC_SHORT_MAX], maxcp;
-            k = u8p_dec_short(p, (size_t)n, cps, &maxcp);
-            if (k >= 0)
-                return str_from_code_points(cps, k, maxcp);
-        }
+    if (n <= U8P_DEC_SHORT_MAX && n >= U8P_DEC_SHORT_VEC_MIN && c->enc == U8P_ENC_UTF8 &&
+        u8p_D->dec_short) {
+        /* short: validated and decoded in one pass, straight into the str
+         * (n >= 3: never one Latin-1 character, which would want CPython's
+         * singleton); what it refuses (an error, a surrogate) goes the
+         * long way */
+        PyObject *made = NULL;
+        ptrdiff_t k = u8p_D->dec_short(p, (size_t)n, (size_t)(c->len - off), new_str_room, &made);
+        if (k >= 0)
+            return made;
+        if (k == -2)
+            return NULL;
+        Py_XDECREF(made); /* refused after the str was made */
+        return decode_payload_rest(c, off, n, k);
+    }
+    return decode_payload_rest(c, off, n, U8P_DEC_SHORT_INLINE);
+}
+
+/* decode_payload's other cases; k: what the table's short decoder said of
+ * the payload (U8P_DEC_SHORT_INLINE: it was not tried, or it handed the
+ * payload back for the scalar loop) */
+U8P_NOINLINE PyObject *
+decode_payload_rest(const rd_ctx *c, Py_ssize_t off, Py_ssize_t n, ptrdiff_t k)
+{
+    const uint8_t *p = c->data + off;
+    u8p_scan_result r;
+    u8p_dec_status st;
+    PyObject *s;
+    const char *ename;
+    size_t lead = 0; /* bytes known ASCII and already checked */
+
+    if (k == U8P_DEC_SHORT_INLINE && n <= U8P_DEC_SHORT_MAX && c->enc == U8P_ENC_UTF8) {
+        /* validated and decoded in one pass (kernels/decode_short.h) */
+        uint32_t cps[U8P_DEC_SHORT_MAX], maxcp;
+        k = u8p_dec_short(p, (size_t)n, cps, &maxcp);
+        if (k >= 0)
+            return str_from_code_points(cps, k, maxcp);
     }
     if (n >= 64 && u8p_D->copy_ascii != NULL && ascii_likely(p, (size_t)n)) {
         /* the str is allocated first and the check fused with the copy,
