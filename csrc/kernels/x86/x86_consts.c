@@ -50,7 +50,7 @@ U8P_ALIGN32 const u8p_v256 u8p_x86_k[U8P_K_COUNT] = {
     [U8P_K_H001F] = H16(0x001Fu), [U8P_K_H00DF] = H16(0x00DFu),
     [U8P_K_BA0] = B32(0xA0u), [U8P_K_BC0] = B32(0xC0u), [U8P_K_BC3] = B32(0xC3u),
     [U8P_K_BDF] = B32(0xDFu), [U8P_K_BE0] = B32(0xE0u), [U8P_K_BED] = B32(0xEDu),
-    [U8P_K_BEF] = B32(0xEFu),
+    [U8P_K_BEF] = B32(0xEFu), [U8P_K_B40] = B32(0x40u),
 };
 
 #else

@@ -38,7 +38,7 @@ enum u8p_x86_k {
     U8P_K_IOTA16, U8P_K_BBF, U8P_K_BC2,
     /* the short decoder's (decode_x86.c) */
     U8P_K_H001F, U8P_K_H00DF, U8P_K_BA0, U8P_K_BC0, U8P_K_BC3, U8P_K_BDF, U8P_K_BE0,
-    U8P_K_BED, U8P_K_BEF, U8P_K_COUNT
+    U8P_K_BED, U8P_K_BEF, U8P_K_B40, U8P_K_COUNT
 };
 extern U8P_ALIGN32 const u8p_v256 u8p_x86_k[U8P_K_COUNT];
 
