@@ -106,9 +106,8 @@ u8p_head16(const uint8_t *p, Py_ssize_t k)
  * hi >> (s - 64), hi the high lane moved down; at s = 64 the last two are
  * both hi).  No branch, no stack round trip: gcc builds the u128 version
  * from two shrd/shr/cmov chains and moves the loaded halves through the
- * stack.  The writer's copy uses it; the reader's check keeps the u128
- * one, where this form gains nothing (its check ORs the two halves as
- * integers anyway; docs/design.md). */
+ * stack.  The writer's copy uses it; the reader's check and copy below
+ * have SSE2 forms of their own. */
 static inline __m128i
 u8p_head16_x(const uint8_t *p, Py_ssize_t k)
 {
@@ -156,6 +155,47 @@ u8p_copy_slack(uint8_t *dst, const uint8_t *src, Py_ssize_t n)
  * are rewritten with the values they had (the str is new: no one else sees
  * it).  u8p_short_is_ascii and u8p_copy_short otherwise.
  */
+#ifdef U8P_HEAD16_SSE2
+/* In SSE2 registers: a byte mask of each 16-byte load (movemask), shifted
+ * or masked to the payload's bytes; the copy blends the payload's last
+ * n <= 16 bytes over the header's with a mask from a sliding table.  The
+ * u128 forms below make gcc move the loaded halves through the stack and
+ * shift them with shrd/cmov chains, inside the record loops where this
+ * inlines. */
+static inline int
+u8p_short_ascii_copy_ok(const uint8_t *src, Py_ssize_t n)
+{
+    const Py_ssize_t k = n < 16 ? n : 16;
+    const unsigned head =
+        (unsigned)_mm_movemask_epi8(_mm_loadu_si128((const __m128i *)(src + k - 16))) >>
+        (16 - k);
+    const unsigned tail =
+        (unsigned)_mm_movemask_epi8(_mm_loadu_si128((const __m128i *)(src + n - 16))) &
+        (n > 16 ? 0xFFFFu : 0u);
+    return !(head | tail);
+}
+
+/* 16 zero bytes, then 16 of 0xFF: the 16 bytes from u8p_tail_keep + n
+ * select the last n of a 16-byte vector */
+static const uint8_t u8p_tail_keep[32] = {
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF,
+    0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF};
+
+static inline void
+u8p_copy_into_new(uint8_t *dst, const uint8_t *src, Py_ssize_t n)
+{
+    __m128i v = _mm_loadu_si128((const __m128i *)(src + n - 16));
+    if (n > 16) /* the head, then the tail over it */
+        _mm_storeu_si128((__m128i *)dst, _mm_loadu_si128((const __m128i *)src));
+    else { /* blend: the payload's n bytes over what is at [dst + n - 16, dst) */
+        const __m128i keep = _mm_loadu_si128((const __m128i *)(u8p_tail_keep + n));
+        v = _mm_or_si128(_mm_and_si128(keep, v),
+                         _mm_andnot_si128(keep, _mm_loadu_si128((const __m128i *)(dst + n - 16))));
+    }
+    _mm_storeu_si128((__m128i *)(dst + n - 16), v);
+}
+#else
 static inline int
 u8p_short_ascii_copy_ok(const uint8_t *src, Py_ssize_t n)
 {
@@ -177,6 +217,7 @@ u8p_copy_into_new(uint8_t *dst, const uint8_t *src, Py_ssize_t n)
     }
     u8p_store16(dst + n - 16, v);
 }
+#endif
 #endif
 
 /* n <= 32 bytes, no call to memcpy (a libc call for a variable length):
