@@ -132,7 +132,7 @@ sr_exit(StreamObject *self)
 }
 
 /* sr_enter, then ValueError if closed (the lock is then given back). */
-static int
+static inline int
 sr_enter_open(StreamObject *self)
 {
     if (sr_enter(self) < 0)
@@ -715,22 +715,59 @@ sr_read_list(StreamObject *self, Py_ssize_t limit, int mode, int raw)
  * (NULL without an exception at the end or when nothing is held);
  * otherwise the end of the stream is the reader's error and "not now"
  * BlockingIOError. */
-static PyObject *
+U8P_NOINLINE PyObject *sr_read_one_rest(StreamObject *self, int kind, const char *fname);
+
+/* The item of the held record whose payload is at off (n bytes), then the
+ * record committed (p: the offset after it). */
+static inline PyObject *
+sr_take_one(StreamObject *self, const rd_ctx *c, Py_ssize_t p, Py_ssize_t off, Py_ssize_t n,
+            int kind)
+{
+    PyObject *s;
+    if (kind == 2)
+        s = Py_NewRef(Py_None);
+    else
+        s = sr_item(c, off, n, kind == 1);
+    if (s == NULL) {
+        u8p_rd_annotate(c->base + self->start, self->index, "stream");
+        return NULL;
+    }
+    sr_commit(self, p, 1);
+    return s;
+}
+
+/* Inline in the callers (iteration above all): the common case, a record
+ * held whole whose prefix reads; everything else (walking for more data,
+ * the prefix's errors) in sr_read_one_rest, out of line. */
+U8P_ALWAYS_INLINE PyObject *
 sr_read_one(StreamObject *self, int kind, const char *fname)
 {
+    if (self->scan_k > 0 || self->need == 0 || self->end - self->start >= self->need) {
+        Py_ssize_t p = self->start, off, n, want = 0;
+        uint64_t v;
+        rd_ctx c;
+        sr_ctx(self, &c);
+        if (u8p_rd_peek(&c, &p, self->max_record, &off, &n, &want, &v) == U8P_PEEK_DONE)
+            return sr_take_one(self, &c, p, off, n, kind);
+    }
+    return sr_read_one_rest(self, kind, fname);
+}
+
+U8P_NOINLINE PyObject *
+sr_read_one_rest(StreamObject *self, int kind, const char *fname)
+{
     Py_ssize_t p = self->start, off, n, want = 0, k, stop;
-    PyObject *s;
     rd_ctx c;
     int r;
 
     if (self->scan_k > 0 || self->need == 0 || self->end - self->start >= self->need) {
-        /* the common case: the record is held */
+        /* held, but its prefix is not done: more bytes wanted, or an error */
         sr_ctx(self, &c);
         r = sr_probe(self, &c, &p, &off, &n, &want, self->index);
         if (r == SR_ERR)
             return NULL;
-        if (r == SR_DONE)
-            goto got;
+        if (r == SR_DONE) /* not reached: the caller took this case */
+            return sr_take_one(self, &c, p, off, n, kind);
     }
     r = sr_walk(self, 1, fname != NULL, &k, &stop);
     if (r == WALK_ERR)
@@ -747,17 +784,7 @@ sr_read_one(StreamObject *self, int kind, const char *fname)
             PyErr_SetString(PyExc_SystemError, "StreamReader: a walked record changed");
         return NULL;
     }
-got:
-    if (kind == 2)
-        s = Py_NewRef(Py_None);
-    else
-        s = sr_item(&c, off, n, kind == 1);
-    if (s == NULL) {
-        u8p_rd_annotate(c.base + self->start, self->index, "stream");
-        return NULL;
-    }
-    sr_commit(self, p, 1);
-    return s;
+    return sr_take_one(self, &c, p, off, n, kind);
 }
 
 /* ----------------------------------------------------------- the type */
