@@ -665,12 +665,14 @@ vbmi_dec_short(const uint8_t *s, size_t n, size_t avail, u8p_dec_alloc alloc, vo
  * payload; the lead bytes C0, C1, E0 + 80..9F (overlong) and ED + A0..BF
  * (surrogate) are refused from the masks too, so every value made is
  * valid and none is checked.  The count and
- * the class come from the masks, so the room is asked for first.  Then 16
- * positions at a time: each 16-bit lane gets the code point of a sequence
- * of one, two or three bytes that would start there (from loads at +0, +1,
- * +2), and the lanes of leads are compacted (pshufb tables) into a stack
- * block and copied into the room; a UCS1 payload (leads C2 and C3 only)
- * makes its code points in bytes, one lane per byte.  A payload
+ * the class come from the masks.  Then 16 positions at a time: each
+ * 16-bit lane gets the code point of a sequence of one, two or three bytes
+ * that would start there (from loads at +0, +1, +2), and the lanes of
+ * leads are compacted (pshufb tables) into a stack block; a UCS1 payload
+ * (leads C2 and C3 only) makes its code points in bytes, one lane per
+ * byte.  Only then is the room asked for and the block copied into it: the
+ * call comes last, so few values live across it (fewer registers saved
+ * and restored by the frame, no vector spilled).  A payload
  * with a byte F0..FF (a 4-byte sequence, or no UTF-8 at all) takes a
  * path of its own in 32-bit lanes (avx2_dec_short4, after this one) from
  * SHORT4_MIN bytes on, so the 16-bit lanes of the rest pay nothing for it.
@@ -733,7 +735,7 @@ avx2_dec_short_in(const uint8_t *s, size_t n, size_t avail, u8p_dec_alloc alloc,
     const uint64_t live = n >= 64 ? ~(uint64_t)0 : ((uint64_t)1 << n) - 1;
     __m256i v0, v1;
     uint64_t hi, cont, lead, ge_e0, l2, l3, bad;
-    size_t k, i, o;
+    size_t k, i, o, w;
     uint32_t maxcp;
     uint8_t *d;
 
@@ -785,9 +787,6 @@ avx2_dec_short_in(const uint8_t *s, size_t n, size_t avail, u8p_dec_alloc alloc,
     if (bad)
         return -1;
     k = (size_t)__builtin_popcountll(lead);
-    d = (uint8_t *)alloc(ctx, k, maxcp);
-    if (d == NULL)
-        return -2;
     TABLES_READY();
     if (maxcp == 0xFF) {
         /* Latin-1: every lead is C2 or C3 with one continuation byte, so a
@@ -802,30 +801,36 @@ avx2_dec_short_in(const uint8_t *s, size_t n, size_t avail, u8p_dec_alloc alloc,
             /* ASCII stays itself (the leads' high bit picks v) */
             o += emitb_128(out + o, _mm_blendv_epi8(x0, v, x0), (unsigned)(lead >> i) & 0xFFFF);
         }
-        copy_small(d, out, k);
-        return (ptrdiff_t)k;
+        w = 1;
     }
-    for (i = 0, o = 0; i < n; i += 16) {
-        const unsigned keep = (unsigned)(lead >> i) & 0xFFFF;
-        const __m256i w0 = _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)(b + i)));
-        const __m256i w1 = _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)(b + i + 1)));
-        const __m256i m6 = SK(H003F);
-        /* two bytes: 110xxxxx 10yyyyyy (in 16 bits, what the lead byte
-         * holds above bit 4 shifts out) */
-        __m256i v = _mm256_or_si256(_mm256_slli_epi16(_mm256_and_si256(w0, SK(H001F)), 6),
-                                    _mm256_and_si256(w1, m6));
-        v = _mm256_blendv_epi8(v, w0, _mm256_cmpgt_epi16(SK(H0080), w0));
-        if (l3) { /* three bytes: 1110xxxx 10yyyyyy 10zzzzzz */
-            const __m256i w2 = _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)(b + i + 2)));
-            const __m256i v3 = _mm256_or_si256(
-                _mm256_or_si256(_mm256_slli_epi16(w0, 12),
-                                _mm256_slli_epi16(_mm256_and_si256(w1, m6), 6)),
-                _mm256_and_si256(w2, m6));
-            v = _mm256_blendv_epi8(v, v3, _mm256_cmpgt_epi16(w0, SK(H00DF)));
+    else {
+        w = 2;
+        for (i = 0, o = 0; i < n; i += 16) {
+            const unsigned keep = (unsigned)(lead >> i) & 0xFFFF;
+            const __m256i w0 = _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)(b + i)));
+            const __m256i w1 = _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)(b + i + 1)));
+            const __m256i m6 = SK(H003F);
+            /* two bytes: 110xxxxx 10yyyyyy (in 16 bits, what the lead byte
+             * holds above bit 4 shifts out) */
+            __m256i v = _mm256_or_si256(_mm256_slli_epi16(_mm256_and_si256(w0, SK(H001F)), 6),
+                                        _mm256_and_si256(w1, m6));
+            v = _mm256_blendv_epi8(v, w0, _mm256_cmpgt_epi16(SK(H0080), w0));
+            if (l3) { /* three bytes: 1110xxxx 10yyyyyy 10zzzzzz */
+                const __m256i w2 =
+                    _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)(b + i + 2)));
+                const __m256i v3 = _mm256_or_si256(
+                    _mm256_or_si256(_mm256_slli_epi16(w0, 12),
+                                    _mm256_slli_epi16(_mm256_and_si256(w1, m6), 6)),
+                    _mm256_and_si256(w2, m6));
+                v = _mm256_blendv_epi8(v, v3, _mm256_cmpgt_epi16(w0, SK(H00DF)));
+            }
+            o += emit16_256((uint16_t *)(void *)(out + o * 2), v, keep);
         }
-        o += emit16_256((uint16_t *)(void *)(out + o * 2), v, keep);
     }
-    copy_small(d, out, k * 2);
+    d = (uint8_t *)alloc(ctx, k, maxcp);
+    if (d == NULL)
+        return -2;
+    copy_small(d, out, k * w);
     return (ptrdiff_t)k;
 }
 
