@@ -302,6 +302,7 @@ class StreamWriter(_StreamWriterCore):
             raise
         w = self._w
         start_len = len(w)
+        start_flushed = self._flushed
         start_produced = self._produced
         fl = _ArrowFlush(self, self._sink.write)
         try:
@@ -335,11 +336,8 @@ class StreamWriter(_StreamWriterCore):
                 # every row is in, and what failed came after them: kept
                 # after a flush during the call, else taken back (all or
                 # nothing, as write_strings)
-                if fl.entered:
-                    self._produced = start_produced + n
-                    _note(e, _rows(array) if rows is None else rows)
-                else:
-                    self._roll_back(start_len, start_produced, e)
+                self._keep_or_roll_back(_rows(array) if rows is None else rows, n, start_len,
+                                        start_flushed, start_produced, e)
             raise
         return n
 
@@ -497,7 +495,7 @@ class StreamWriter(_StreamWriterCore):
             accepted += len(chunk)
         self._keep_or_roll_back(accepted, total, start_len, start_flushed, start_produced, exc)
 
-    def _keep_or_roll_back(self, accepted: int, total: int, start_len: int,
+    def _keep_or_roll_back(self, accepted: Optional[int], total: int, start_len: int,
                            start_flushed: int, start_produced: int, exc: BaseException) -> None:
         """For an error that is not the sink's, after `accepted` records of
         the call (`total` bytes) went into the buffer: without a flush during
