@@ -29,29 +29,37 @@ def test_every_mutant_applies_to_the_current_sources():
 
 
 @pytest.mark.skipif(not os.path.isfile(MUTATE), reason="needs the repository's tools/")
-@pytest.mark.parametrize("code, outcome", [(1, "caught: crash, exit 1"), (0, "SURVIVED"),
-                                           (4, "NOT RUN: pytest exit 4 (error: no -n)"),
-                                           (5, "NOT RUN: pytest exit 5 (error: no -n)")])
-def test_mutant_counts_as_caught_only_when_the_tests_failed(tmp_path, monkeypatch, code,
-                                                            outcome):
+@pytest.mark.parametrize("code, out, err, outcome", [
+    (1, "", "error: no -n", "caught: crash, exit 1"),
+    (0, "", "error: no -n", "SURVIVED"),
+    (4, "", "error: no -n", "NOT RUN: pytest exit 4 (error: no -n)"),
+    (5, "", "error: no -n", "NOT RUN: pytest exit 5 (error: no -n)"),
+    # xdist ends a run that -x stopped as interrupted, after a failure or a
+    # worker's crash; without either, exit 2 is no run
+    (2, "FAILED tests/t.py::test_a - AssertionError\n", "", "caught: tests/t.py::test_a"),
+    (2, "", "Fatal Python error: Segmentation fault\n", "caught: crash (Fatal Python error)"),
+    (2, "", "INTERNALERROR> boom", "NOT RUN: pytest exit 2 (INTERNALERROR> boom)")])
+def test_mutant_counts_as_caught_only_when_the_tests_failed(tmp_path, monkeypatch, code, out,
+                                                            err, outcome):
     """A pytest that never ran the tests (usage error, nothing collected: an
     interpreter without pytest-xdist, say) is NOT RUN, not a catch; only
-    failing tests (exit 1) catch a mutant.  The build and the test run are
-    stand-ins here: what is checked is how their exit codes are read."""
+    failing tests (exit 1, or exit 2 with a failure or a crash reported)
+    catch a mutant.  The build and the test run are stand-ins here: what is
+    checked is how their exit codes and output are read."""
     spec = importlib.util.spec_from_file_location("utf8pfx_mutate", MUTATE)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     (tmp_path / "f.c").write_text("int x = 1;\n")
 
     class Done:
-        def __init__(self, rc):
-            self.returncode, self.stdout, self.stderr = rc, "", "error: no -n"
+        def __init__(self, rc, stdout="", stderr=""):
+            self.returncode, self.stdout, self.stderr = rc, stdout, stderr
 
     calls = []
 
     def fake_run(cmd, **kw):
         calls.append(cmd)
-        return Done(0 if "setup.py" in cmd else code)
+        return Done(0) if "setup.py" in cmd else Done(code, out, err)
 
     monkeypatch.setattr(mod.subprocess, "run", fake_run)
     res, _ = mod.run_one(("M99", "f.c", "x = 1", "x = 2", "a test mutant"), str(tmp_path))
