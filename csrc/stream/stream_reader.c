@@ -710,11 +710,7 @@ sr_read_list(StreamObject *self, Py_ssize_t limit, int mode, int raw)
     return list;
 }
 
-/* One record (iteration, read_string, read_bytes, skip_string).  kind:
- * 0 a str, 1 bytes, 2 skipped (None returned).  fname NULL: iteration
- * (NULL without an exception at the end or when nothing is held);
- * otherwise the end of the stream is the reader's error and "not now"
- * BlockingIOError. */
+/* sr_read_one's uncommon cases */
 U8P_NOINLINE PyObject *sr_read_one_rest(StreamObject *self, int kind, const char *fname);
 
 /* The item of the held record whose payload is at off (n bytes), then the
@@ -736,9 +732,14 @@ sr_take_one(StreamObject *self, const rd_ctx *c, Py_ssize_t p, Py_ssize_t off, P
     return s;
 }
 
-/* Inline in the callers (iteration above all): the common case, a record
- * held whole whose prefix reads; everything else (walking for more data,
- * the prefix's errors) in sr_read_one_rest, out of line. */
+/* One record (iteration, read_string, read_bytes, skip_string).  kind:
+ * 0 a str, 1 bytes, 2 skipped (None returned).  fname NULL: iteration
+ * (NULL without an exception at the end or when nothing is held);
+ * otherwise the end of the stream is the reader's error and "not now"
+ * BlockingIOError.  Inline in the callers (iteration above all): the
+ * common case, a record held whole whose prefix reads; everything else
+ * (walking for more data, the prefix's errors) in sr_read_one_rest, out
+ * of line. */
 U8P_ALWAYS_INLINE PyObject *
 sr_read_one(StreamObject *self, int kind, const char *fname)
 {
