@@ -175,21 +175,20 @@ u8p_short_ascii_copy_ok(const uint8_t *src, Py_ssize_t n)
     return !(head | tail);
 }
 
-/* 16 zero bytes, then 16 of 0xFF: the 16 bytes from u8p_tail_keep + n
- * select the last n of a 16-byte vector */
-static const uint8_t u8p_tail_keep[32] = {
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-    0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF,
-    0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF};
-
 static inline void
 u8p_copy_into_new(uint8_t *dst, const uint8_t *src, Py_ssize_t n)
 {
+    /* 16 zero bytes, then 16 of 0xFF: the 16 bytes from tail_keep + n
+     * select the last n of a 16-byte vector */
+    static const uint8_t tail_keep[32] = {
+        0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+        0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF,
+        0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF};
     __m128i v = _mm_loadu_si128((const __m128i *)(src + n - 16));
     if (n > 16) /* the head, then the tail over it */
         _mm_storeu_si128((__m128i *)dst, _mm_loadu_si128((const __m128i *)src));
     else { /* blend: the payload's n bytes over what is at [dst + n - 16, dst) */
-        const __m128i keep = _mm_loadu_si128((const __m128i *)(u8p_tail_keep + n));
+        const __m128i keep = _mm_loadu_si128((const __m128i *)(tail_keep + n));
         v = _mm_or_si128(_mm_and_si128(keep, v),
                          _mm_andnot_si128(keep, _mm_loadu_si128((const __m128i *)(dst + n - 16))));
     }
