@@ -762,13 +762,11 @@ sr_read_one_rest(StreamObject *self, int kind, const char *fname)
     int r;
 
     if (self->scan_k > 0 || self->need == 0 || self->end - self->start >= self->need) {
-        /* held, but its prefix is not done: more bytes wanted, or an error */
+        /* sr_read_one found the prefix not done: its error, if it is one
+         * (a record that wants more bytes is walked for below) */
         sr_ctx(self, &c);
-        r = sr_probe(self, &c, &p, &off, &n, &want, self->index);
-        if (r == SR_ERR)
+        if (sr_probe(self, &c, &p, &off, &n, &want, self->index) == SR_ERR)
             return NULL;
-        if (r == SR_DONE) /* not reached: the caller took this case */
-            return sr_take_one(self, &c, p, off, n, kind);
     }
     r = sr_walk(self, 1, fname != NULL, &k, &stop);
     if (r == WALK_ERR)
