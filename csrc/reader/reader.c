@@ -770,17 +770,70 @@ checked_len(const rd_ctx *c, Py_ssize_t *p)
     return (Py_ssize_t)len;
 }
 
-/* A list of n empty slots to fill with records, out of the collector's
- * sight until it is whole (PyObject_GC_Track): a decode may run an error
- * handler, whose code could otherwise reach the list through
- * gc.get_objects() and read an empty slot. */
+/* A list with room for n records and none in it yet (its size is what is
+ * filled: every exit sets it), out of the collector's sight until it is
+ * whole (PyObject_GC_Track): a decode may run an error handler, whose code
+ * could otherwise reach the list through gc.get_objects() and meet a
+ * half-made batch.  The slots are not zeroed (a list's own code reads
+ * none past its size): a batch's half megabyte of slots would otherwise
+ * be written twice.  The free-threaded list keeps its items behind a
+ * header of its own, so there the list's own allocation is kept. */
 static PyObject *
 new_list_to_fill(Py_ssize_t n)
 {
-    PyObject *list = PyList_New(n);
+    PyObject *list;
+#ifndef Py_GIL_DISABLED
+    list = PyList_New(0);
+    if (list != NULL && n > 0) {
+        PyObject **items = n <= PY_SSIZE_T_MAX / (Py_ssize_t)sizeof(PyObject *)
+                               ? PyMem_Malloc((size_t)n * sizeof(PyObject *))
+                               : NULL;
+        if (items == NULL) {
+            Py_DECREF(list);
+            return PyErr_NoMemory();
+        }
+        ((PyListObject *)list)->ob_item = items;
+        ((PyListObject *)list)->allocated = n;
+    }
+#else
+    list = PyList_New(n);
+    if (list != NULL)
+        Py_SET_SIZE(list, 0);
+#endif
     if (list != NULL)
         PyObject_GC_UnTrack(list);
     return list;
+}
+
+/* `list` (new_list_to_fill's, its reference taken over) with room for n
+ * more records after its items, out of the collector's sight again; a new
+ * list holding its items when it has not the room (by half as many again
+ * at least, so that part after part costs linear time), the old one left
+ * empty.  NULL with MemoryError, the list dropped. */
+static PyObject *
+list_room(PyObject *list, Py_ssize_t n)
+{
+    Py_ssize_t size = PyList_GET_SIZE(list), cap = ((PyListObject *)list)->allocated;
+    PyObject *big;
+    PyObject_GC_UnTrack(list);
+    if (cap - size >= n)
+        return list;
+    if (n > PY_SSIZE_T_MAX - size) {
+        Py_DECREF(list);
+        return PyErr_NoMemory();
+    }
+    big = new_list_to_fill(size + n > cap + cap / 2 ? size + n : cap + cap / 2);
+    if (big == NULL) {
+        Py_DECREF(list);
+        return NULL;
+    }
+    if (size > 0)
+        memcpy(((PyListObject *)big)->ob_item, ((PyListObject *)list)->ob_item,
+               (size_t)size * sizeof(PyObject *));
+    Py_SET_SIZE(big, size);
+    Py_SET_SIZE(list, 0); /* the items moved: dropping it touches none */
+    Py_DECREF(list);
+    return big;
 }
 
 /*
@@ -844,12 +897,14 @@ rd_strings(const rd_ctx *c, Py_ssize_t *pos, Py_ssize_t *fail_i, Py_ssize_t *fai
         if (s == NULL) {
             *fail_i = i;
             *fail_at = at;
+            Py_SET_SIZE(list, i);
             Py_DECREF(list);
             return NULL;
         }
         PyList_SET_ITEM(list, i, s);
         p += n;
     }
+    Py_SET_SIZE(list, count);
     PyObject_GC_Track(list);
     *pos = p;
     return list;
@@ -869,12 +924,14 @@ rd_strings(const rd_ctx *c, Py_ssize_t *pos, Py_ssize_t *fail_i, Py_ssize_t *fai
  * hold (a record takes a byte at least), never by the caller's count
  * alone.  held: the records wholly in c->data, up to the first that is
  * not (u8p_rd_peek), which is no error here, and RD_HELD_PART at most.
+ * into: NULL, or a list of earlier records (this function's, its
+ * reference taken over) that the records join (list_room).
  */
 static inline PyObject *
 rd_list(const rd_ctx *c, Py_ssize_t *pos, Py_ssize_t limit, int flags, const int held,
-        Py_ssize_t max_record, Py_ssize_t *fail_i, Py_ssize_t *fail_at)
+        Py_ssize_t max_record, PyObject *into, Py_ssize_t *fail_i, Py_ssize_t *fail_at)
 {
-    Py_ssize_t p = *pos, off = 0, n = 0, i;
+    Py_ssize_t p = *pos, off = 0, n = 0, i, at0;
     const Py_ssize_t left = c->len - p;
     const int raw = flags & U8P_RD_BYTES;
     const int nogil = (flags & U8P_RD_NOGIL) && c->enc == U8P_ENC_UTF8;
@@ -884,9 +941,11 @@ rd_list(const rd_ctx *c, Py_ssize_t *pos, Py_ssize_t limit, int flags, const int
     *fail_i = -1; /* not a record's error */
     if (held && limit > RD_HELD_PART)
         limit = RD_HELD_PART; /* the caller asks again for the rest */
-    list = new_list_to_fill(limit < left ? limit : left);
+    list = into != NULL ? list_room(into, limit < left ? limit : left)
+                        : new_list_to_fill(limit < left ? limit : left);
     if (list == NULL)
         return NULL;
+    at0 = PyList_GET_SIZE(list);
     for (i = 0; i < limit; i++) {
         PyObject *s = NULL;
         const Py_ssize_t at = p;
@@ -919,14 +978,13 @@ rd_list(const rd_ctx *c, Py_ssize_t *pos, Py_ssize_t limit, int flags, const int
         if (s == NULL) {
             *fail_i = i;
             *fail_at = at;
+            Py_SET_SIZE(list, at0 + i);
             Py_DECREF(list);
             return NULL;
         }
-        PyList_SET_ITEM(list, i, s);
+        PyList_SET_ITEM(list, at0 + i, s);
     }
-    /* fewer than allocated (the end of the data): the slots after i are
-     * NULL, and a list's own code never reads past its size */
-    Py_SET_SIZE(list, i);
+    Py_SET_SIZE(list, at0 + i);
     PyObject_GC_Track(list);
     *pos = p;
     return list;
@@ -936,14 +994,14 @@ PyObject *
 u8p_rd_list(const rd_ctx *c, Py_ssize_t *pos, Py_ssize_t limit, int flags, Py_ssize_t *fail_i,
             Py_ssize_t *fail_at)
 {
-    return rd_list(c, pos, limit, flags, 0, -1, fail_i, fail_at);
+    return rd_list(c, pos, limit, flags, 0, -1, NULL, fail_i, fail_at);
 }
 
 PyObject *
 u8p_rd_list_held(const rd_ctx *c, Py_ssize_t *pos, Py_ssize_t limit, Py_ssize_t max_record,
-                 int flags, Py_ssize_t *fail_i, Py_ssize_t *fail_at)
+                 int flags, PyObject *into, Py_ssize_t *fail_i, Py_ssize_t *fail_at)
 {
-    return rd_list(c, pos, limit, flags, 1, max_record, fail_i, fail_at);
+    return rd_list(c, pos, limit, flags, 1, max_record, into, fail_i, fail_at);
 }
 
 /* ---------------------------------------------------------- BufferReader */

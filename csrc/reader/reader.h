@@ -140,10 +140,14 @@ PyObject *u8p_rd_list(const rd_ctx *c, Py_ssize_t *pos, Py_ssize_t limit, int fl
  * all there, whose prefix does not parse (strict_vint included) or whose
  * length passes max_record (>= 0), so *pos is at it (u8p_rd_peek says
  * which), before anything of that record is allocated.  It takes
- * 65536 records at most a call (the caller asks again). */
+ * 65536 records at most a call (the caller asks again).  into: NULL, or
+ * the list an earlier call returned (its reference taken over, dropped on
+ * failure): the records are appended to its items, in it or in a new list
+ * holding them, which is what is returned.  A batch that spans windows
+ * so becomes one list with no copy of its slots. */
 PyObject *u8p_rd_list_held(const rd_ctx *c, Py_ssize_t *pos, Py_ssize_t limit,
-                           Py_ssize_t max_record, int flags, Py_ssize_t *fail_i,
-                           Py_ssize_t *fail_at);
+                           Py_ssize_t max_record, int flags, PyObject *into,
+                           Py_ssize_t *fail_i, Py_ssize_t *fail_at);
 /* A bare varint (read_vint) at *pos: 0 and *pos moved, or -1 with the
  * reader's ValueError (`what` is "varint" there). */
 int u8p_rd_vint(const rd_ctx *c, Py_ssize_t *pos, uint64_t *value, const char *what);

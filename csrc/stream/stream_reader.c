@@ -27,8 +27,8 @@
  *
  * Lists of strs pulled from a source (read_strings, batches) are read in
  * one pass instead: the records wholly in the window are decoded as their
- * prefixes are read, then the window is refilled; the list of each window
- * joins the first by moving its items (sr_join_parts).  A call that cannot
+ * prefixes are read, then the window is refilled, and the records of the
+ * next window join the same list (u8p_rd_list_held's into).  A call that cannot
  * finish (the source raised, or has no data now) drops what it decoded;
  * from then on the reader walks before it decodes (walk_first), so a
  * source that keeps failing never has the same records decoded again and
@@ -202,14 +202,21 @@ sr_ctx(StreamObject *self, rd_ctx *c)
 
 /* Room for `room` more bytes after end: the unreturned bytes move to the
  * front first, then the window grows (by half at least, so that growing
- * costs linear time).  *cursor, a buffer offset, follows the move. */
+ * costs linear time).  *cursor, a buffer offset, follows the move.  A list
+ * call in progress keeps the bytes it has decoded (a failure leaves the
+ * reader as it was), so at a refill most of the window can be unreturned:
+ * moving them each time would copy most of a batch's bytes once more.  A
+ * window under 4 read sizes therefore grows instead when more than a
+ * quarter of it would move (a few read sizes of memory against a copy of
+ * the stream). */
 static int
 sr_reserve(StreamObject *self, Py_ssize_t room, Py_ssize_t *cursor)
 {
     Py_ssize_t cap = PyByteArray_GET_SIZE(self->buf), ncap;
     if (cap - self->end >= room)
         return 0;
-    if (self->start > 0) {
+    if (self->start > 0 &&
+        (self->end - self->start <= cap / 4 || cap / 4 >= self->read_size)) {
         uint8_t *b = SBUF(self);
         Py_ssize_t k = self->end - self->start;
         memmove(b, b + self->start, (size_t)k);
@@ -541,39 +548,6 @@ sr_first_error(StreamObject *self, Py_ssize_t k, int raw)
     u8p_stash_put(&x);
 }
 
-/* The k records of `list` and the lists in `parts`, in order, as one list
- * (`list` itself when its room holds them all, else a new one; a new
- * reference either way).  The items are moved, not added and removed: a
- * slice assignment would write each str's reference count twice, and the
- * strs of a batch, made a window ago, have left the cache.  The lists moved
- * from are left empty, so dropping them touches no str. */
-static PyObject *
-sr_join_parts(PyObject *list, PyObject *parts, Py_ssize_t k)
-{
-    PyListObject *dst = (PyListObject *)list;
-    Py_ssize_t at = PyList_GET_SIZE(list), i;
-    if (dst->allocated < k) {
-        dst = (PyListObject *)PyList_New(k);
-        if (dst == NULL)
-            return NULL;
-        if (at > 0) /* an empty list may have no item array at all */
-            memcpy(dst->ob_item, ((PyListObject *)list)->ob_item, (size_t)at * sizeof(PyObject *));
-        Py_SET_SIZE(list, 0);
-    }
-    else {
-        Py_INCREF(list);
-    }
-    for (i = 0; i < PyList_GET_SIZE(parts); i++) {
-        PyListObject *part = (PyListObject *)PyList_GET_ITEM(parts, i);
-        Py_ssize_t n = Py_SIZE(part);
-        memcpy(dst->ob_item + at, part->ob_item, (size_t)n * sizeof(PyObject *));
-        Py_SET_SIZE(part, 0);
-        at += n;
-    }
-    Py_SET_SIZE(dst, at);
-    return (PyObject *)dst;
-}
-
 /*
  * sr_read_list's pull path for strs: the records wholly in the window are
  * decoded in one pass (the reader's list builder), then the window is
@@ -587,39 +561,23 @@ static PyObject *
 sr_read_list_pull(StreamObject *self, Py_ssize_t limit, int mode)
 {
     Py_ssize_t p = self->start, k = 0, fail_i, fail_at, off, n, want = 0;
-    PyObject *parts = NULL, *list = NULL, *part;
+    PyObject *list = NULL;
     rd_ctx c;
     int r;
 
     sr_ctx(self, &c);
     for (;;) {
         if (c.len - p >= want) { /* a record that wants more is not read again before */
-            Py_ssize_t got;
-            part = u8p_rd_list_held(&c, &p, limit < 0 ? PY_SSIZE_T_MAX : limit - k,
-                                    self->max_record, U8P_RD_NOGIL, &fail_i, &fail_at);
-            if (part == NULL) {
+            /* the list so far is handed over and comes back with the
+             * window's records after its items (dropped on failure) */
+            list = u8p_rd_list_held(&c, &p, limit < 0 ? PY_SSIZE_T_MAX : limit - k,
+                                    self->max_record, U8P_RD_NOGIL, list, &fail_i, &fail_at);
+            if (list == NULL) {
                 if (fail_i >= 0)
                     u8p_rd_annotate(c.base + fail_at, self->index + k + fail_i, "stream");
                 goto fail;
             }
-            got = PyList_GET_SIZE(part);
-            k += got;
-            if (list == NULL) {
-                list = part;
-            }
-            else if (got > 0) {
-                if (parts == NULL && (parts = PyList_New(0)) == NULL) {
-                    Py_DECREF(part);
-                    goto fail;
-                }
-                r = PyList_Append(parts, part);
-                Py_DECREF(part);
-                if (r < 0)
-                    goto fail;
-            }
-            else {
-                Py_DECREF(part);
-            }
+            k = PyList_GET_SIZE(list);
             if (k == limit)
                 break;
             /* the record at p: an error, more bytes wanted, or the
@@ -651,7 +609,6 @@ sr_read_list_pull(StreamObject *self, Py_ssize_t limit, int mode)
             if (mode == 1)
                 goto fail;
             if (limit >= 0) {
-                Py_XDECREF(parts);
                 Py_DECREF(list);
                 return PyList_New(0);
             }
@@ -661,18 +618,9 @@ sr_read_list_pull(StreamObject *self, Py_ssize_t limit, int mode)
     }
     if (mode == 1 && k == 0)
         goto fail;
-    if (parts != NULL) {
-        PyObject *one = sr_join_parts(list, parts, k);
-        if (one == NULL)
-            goto fail;
-        Py_DECREF(list);
-        list = one;
-    }
-    Py_XDECREF(parts);
     sr_commit(self, p, k);
     return list;
 fail:
-    Py_XDECREF(parts);
     Py_XDECREF(list);
     return NULL;
 }
