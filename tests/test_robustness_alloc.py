@@ -583,3 +583,69 @@ def test_stream_writer_many(form, flush_size):
     # CPython 3.9 absorbs a few failures in a row early in the call (its
     # caches): a longer run of successes marks the end
     assert walk_calls(make_call, on_ok, on_fail, max_points=1000, settle=12) >= 1
+
+
+# a record strict UTF-8 refuses, after 20 good ones
+SW_BAD = SW_ITEMS[:20] + ["a\ud800b"] + SW_ITEMS[20:]
+
+
+@pytest.mark.parametrize("width", [1, 2, 3])
+@pytest.mark.parametrize("form", ["list", "generator"])
+@pytest.mark.parametrize("flush_size", [64, 1 << 20])
+def test_stream_writer_failure_settled_under_failing_allocations(width, form, flush_size):
+    """A write_strings call that fails on a record (UnicodeEncodeError), with
+    `width` allocations in a row failing at every point in turn: the
+    settling of one failure meets another.  Whatever the call raises, the
+    bytes the sink took plus those buffered are exactly the records its
+    records_accepted counts, `position` counts them, and a call that
+    flushed nothing leaves nothing.  The exceptions without a count are
+    those the interpreter raises in the caller's frame after the call has
+    returned (a traceback entry it cannot make): the state is then still
+    whole records, each counted."""
+    import traceback
+    from utf8pfx import StreamWriter
+
+    pre = ["pre"]
+    raised_after = 0
+    ok_streak = 0
+    for i in range(300):
+        sink = _TakingSink()
+        w = StreamWriter(sink, flush_size=flush_size)
+        w.write_string("pre")
+        items = list(SW_BAD) if form == "list" else (s for s in list(SW_BAD))
+        gc.disable()
+        _testcapi.set_nomemory(i, i + width)
+        try:
+            w.write_strings(items)
+            exc = None
+        except BaseException as e:  # noqa: BLE001 - inspected below
+            exc = e
+        finally:
+            _testcapi.remove_mem_hooks()
+            gc.enable()
+        assert exc is not None, i  # the bad record is always met
+        # CPython 3.11+ can lose the exception being raised when it cannot
+        # make a frame object as it pops a frame: SystemError then
+        assert isinstance(exc, (UnicodeEncodeError, MemoryError, SystemError)), (i, exc)
+        data = b"".join(sink.parts) + bytes(memoryview(w._w))
+        got = utf8pfx.decode_all(data)
+        assert w.position == len(data), (i, w.position, len(data))
+        assert got == pre + SW_BAD[:len(got) - 1], i
+        if not hasattr(exc, "records_accepted"):
+            frames = traceback.extract_tb(exc.__traceback__)
+            assert not any(f.filename.endswith("_streamwriter.py") for f in frames), i
+            raised_after += 1
+            continue
+        accepted = exc.records_accepted
+        assert got == pre + SW_BAD[:accepted], (i, accepted, len(got))
+        if not sink.parts and len(data) < flush_size:
+            assert accepted == 0, (i, accepted)  # no flush: all or nothing
+        if isinstance(exc, UnicodeEncodeError):
+            ok_streak += 1
+            if ok_streak >= 12:
+                break
+        else:
+            ok_streak = 0
+    else:
+        raise AssertionError("still failing after 300 allocation points")
+    assert i > width  # the walk met failures before it settled

@@ -54,12 +54,15 @@ _ITEM_MSG = "write_strings() item "
 _MAX_PREALLOC = 64 << 20  # bytes allocated up front at most
 
 
-def _note(exc: BaseException, accepted: Optional[int]) -> None:
+def _set_accepted(exc: BaseException, accepted: Optional[int]) -> None:
     """Records on `exc` how many of the call's records were accepted."""
     try:
         exc.records_accepted = accepted  # type: ignore[attr-defined]
     except Exception:  # pragma: no cover - an exception type that refuses attributes
         pass
+
+
+_NONE = object()  # no count noted yet in this call
 
 
 def _taken(r: Any, done: int, n: int) -> int:
@@ -178,7 +181,7 @@ class StreamWriter(_StreamWriterCore):
 
     # the core holds _w (the BufferWriter), _flush_size, _produced, _closed
     # and the lock
-    __slots__ = ("_sink", "_preset", "_bsum", "_rsum", "_flushed", "__weakref__")
+    __slots__ = ("_sink", "_preset", "_bsum", "_rsum", "_flushed", "_settled", "__weakref__")
 
     def __init__(
         self,
@@ -218,6 +221,22 @@ class StreamWriter(_StreamWriterCore):
         self._bsum = 0.0
         self._rsum = 0.0
         self._flushed = 0   # flushes so far (a call compares it before and after)
+        self._settled: Any = _NONE  # the count noted last in the current call
+
+    def _note(self, exc: BaseException, accepted: Optional[int]) -> None:
+        """Records on `exc` how many of the call's records were accepted, and
+        keeps the count for the call's last handler (_unnoted)."""
+        self._settled = accepted
+        _set_accepted(exc, accepted)
+
+    def _unnoted(self, exc: BaseException) -> None:
+        """For an exception that reaches a write method's last handler with no
+        count: raised before anything was written (0), or one that CPython
+        put in place of a noted one as it left a frame (a MemoryError for a
+        traceback entry it could not make, sometimes with the first one
+        lost), whose count then stands."""
+        k = self._settled
+        _set_accepted(exc, 0 if k is _NONE else k)
 
     def _check_open(self) -> None:
         if self._closed:
@@ -271,7 +290,7 @@ class StreamWriter(_StreamWriterCore):
             try:
                 self._flush_locked()
             except BaseException as e:
-                _note(e, accepted)
+                self._note(e, accepted)
                 raise
 
     # --- Arrow ------------------------------------------------------------------
@@ -280,12 +299,12 @@ class StreamWriter(_StreamWriterCore):
         """Append one record per value of an Arrow string array or stream, as
         BufferWriter.write_arrow, flushing whenever the buffer passes flush_size."""
         self._enter()
+        self._settled = _NONE
         try:
             return self._arrow_locked(array, nulls)
         except BaseException as e:
-            # raised before anything was written (_arrow_locked settles its own)
             if not hasattr(e, "records_accepted"):
-                _note(e, 0)
+                self._unnoted(e)
             raise
         finally:
             self._leave()
@@ -298,7 +317,7 @@ class StreamWriter(_StreamWriterCore):
         try:
             self._check_open()
         except BaseException as e:
-            _note(e, 0)
+            self._note(e, 0)
             raise
         w = self._w
         start_len = len(w)
@@ -314,7 +333,7 @@ class StreamWriter(_StreamWriterCore):
                 fl.entered = True
                 fl.rest = fl.uncounted = lost
             if not fl.entered:
-                _note(e, 0)  # all or nothing: the C took the call's rows back
+                self._note(e, 0)  # all or nothing: the C took the call's rows back
             else:
                 # the rows before the failing one stay (the C put
                 # records_accepted on the exception); the bytes a failing
@@ -351,11 +370,12 @@ class StreamWriter(_StreamWriterCore):
         nothing; see docs/api.md for what a failure after a flush keeps.
         """
         self._enter()
+        self._settled = _NONE
         try:
             try:
                 self._check_open()
             except BaseException as e:
-                _note(e, 0)
+                self._note(e, 0)
                 raise
             t = type(iterable)
             if t is not list and t is not tuple and (
@@ -364,10 +384,8 @@ class StreamWriter(_StreamWriterCore):
                 return self._arrow_locked(iterable, None)
             return self._strings_locked(iterable)
         except BaseException as e:
-            # raised before anything was written (the calls above settle
-            # their own)
             if not hasattr(e, "records_accepted"):
-                _note(e, 0)
+                self._unnoted(e)
             raise
         finally:
             self._leave()
@@ -405,7 +423,7 @@ class StreamWriter(_StreamWriterCore):
             try:
                 it = None if seq else iter(iterable)  # TypeError as BufferWriter's
             except BaseException as e:
-                _note(e, 0)
+                self._note(e, 0)
                 settled = e
                 raise
             pos = 0
@@ -417,7 +435,7 @@ class StreamWriter(_StreamWriterCore):
                 try:
                     self._flush_locked()
                 except BaseException as e:
-                    _note(e, 0)
+                    self._note(e, 0)
                     settled = e
                     raise
             while True:
@@ -472,7 +490,7 @@ class StreamWriter(_StreamWriterCore):
                     try:
                         self._flush_locked()
                     except BaseException as e:
-                        _note(e, accepted)  # the sink's: every record stays
+                        self._note(e, accepted)  # the sink's: every record stays
                         settled = e
                         raise
                 if pos >= len(iterable) if seq else ended:
@@ -504,17 +522,20 @@ class StreamWriter(_StreamWriterCore):
         if self._flushed == start_flushed:
             self._roll_back(start_len, start_produced, exc)
         else:
-            self._produced = start_produced + total
-            _note(exc, accepted)
+            self._count(start_produced, total)  # no int made: nothing to fail
+            self._note(exc, accepted)
 
     def _roll_back(self, start_len: int, start_produced: int, exc: BaseException) -> None:
         """The buffer and position as they were before a call that flushed
-        nothing (its records are dropped from the buffer's end)."""
-        w = self._w
-        if len(w) != start_len:
-            self._replace(w.getvalue()[:start_len])
-        self._produced = start_produced
-        _note(exc, 0)
+        nothing (its records are dropped from the buffer's end): in place,
+        allocating nothing, so that it holds when the failure being settled
+        was a MemoryError; a copy only when the sink kept a view."""
+        if not self._rewind(start_len, start_produced):
+            w = self._w
+            if len(w) != start_len:
+                self._replace(w.getvalue()[:start_len])
+            self._produced = start_produced
+        self._note(exc, 0)
 
     def _fail(self, exc: BaseException, chunk: Any, accepted: int, total: int,
               start_len: int, start_flushed: int, start_produced: int) -> None:
@@ -529,15 +550,24 @@ class StreamWriter(_StreamWriterCore):
             return
         w = self._w
         before = len(w)
+        kept = start_produced + total
+        base = kept - before  # the ints made before any record is written again
         good = 0
-        for s in chunk:
-            try:
-                w.write_string(s)
-            except BaseException:
-                break
-            good += 1
-        self._produced = start_produced + total + len(w) - before
-        _note(exc, accepted + good)
+        try:
+            for s in chunk:
+                try:
+                    w.write_string(s)
+                except BaseException:
+                    break
+                good += 1
+        except BaseException:
+            # this bookkeeping failed (good's int): the records written again
+            # go, so that the call's settling (accepted, total) holds
+            if not self._rewind(before, kept):
+                self._replace(w.getvalue()[:before])
+            raise
+        self._count_buffer(base)
+        self._note(exc, accepted + good)
 
     # --- flushing and closing ------------------------------------------------------
 

@@ -319,6 +319,76 @@ SW_dealloc(SWObject *self)
     Py_DECREF(tp);
 }
 
+/* ---- settling a failure without allocating -----------------------------
+ *
+ * A failed call is settled by the Python part (kept, or taken back to the
+ * buffer's length and the position at its start).  These do the part of
+ * it that changes state, with no allocation: settling must not fail for
+ * want of memory when the first failure was that (Python's int
+ * arithmetic and bytes copies would allocate). */
+
+/* Two Python ints as a long long each. */
+static int
+sw_two_ints(PyObject *const *args, Py_ssize_t nargs, const char *fname, long long *a,
+            long long *b)
+{
+    if (nargs != 2) {
+        PyErr_Format(PyExc_TypeError, "%s() takes exactly 2 arguments (%zd given)", fname,
+                     nargs);
+        return -1;
+    }
+    *a = PyLong_AsLongLong(args[0]);
+    if (*a == -1 && PyErr_Occurred())
+        return -1;
+    *b = PyLong_AsLongLong(args[1]);
+    if (*b == -1 && PyErr_Occurred())
+        return -1;
+    return 0;
+}
+
+/* _rewind(n, produced): the buffer cut back to its first n bytes in place
+ * and the position set to produced: True; False with nothing changed
+ * while a view the sink kept still exports the buffer (the caller then
+ * copies into a new one). */
+static PyObject *
+SW_rewind(SWObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    long long n, produced;
+    if (sw_two_ints(args, nargs, "_rewind", &n, &produced) < 0)
+        return NULL;
+    if (self->w == NULL || n < 0 || n > (long long)self->w->len) {
+        PyErr_SetString(PyExc_ValueError, "_rewind() length out of range");
+        return NULL;
+    }
+    if (self->w->exports > 0 || self->w->busy)
+        Py_RETURN_FALSE;
+    self->w->len = (Py_ssize_t)n;
+    self->produced = produced;
+    Py_RETURN_TRUE;
+}
+
+/* _count(base, k): the position set to base + k. */
+static PyObject *
+SW_count(SWObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    long long base, k;
+    if (sw_two_ints(args, nargs, "_count", &base, &k) < 0)
+        return NULL;
+    self->produced = base + k;
+    Py_RETURN_NONE;
+}
+
+/* _count_buffer(base): the position set to base plus the bytes buffered. */
+static PyObject *
+SW_count_buffer(SWObject *self, PyObject *arg)
+{
+    long long base = PyLong_AsLongLong(arg);
+    if (base == -1 && PyErr_Occurred())
+        return NULL;
+    self->produced = base + (self->w != NULL ? (long long)self->w->len : 0);
+    Py_RETURN_NONE;
+}
+
 /* its own methods; the four one-record ones are added at module exec, each
  * under the name, flags and docstring of the BufferWriter method it calls
  * (u8p_stream_writer_exec) */
@@ -333,6 +403,14 @@ static PyMethodDef SW_methods[] = {
     {"_fit", (PyCFunction)(void (*)(void))SW_fit, METH_FASTCALL,
      "_fit($self, seq, pos, k, budget, /)\n--\n\nHow many items of seq from pos to take: k at "
      "most, fewer once they weigh budget bytes."},
+    {"_rewind", (PyCFunction)(void (*)(void))SW_rewind, METH_FASTCALL,
+     "_rewind($self, n, produced, /)\n--\n\nCut the buffer back to n bytes and set the "
+     "position, allocating nothing; False while a view exports the buffer."},
+    {"_count", (PyCFunction)(void (*)(void))SW_count, METH_FASTCALL,
+     "_count($self, base, k, /)\n--\n\nSet the position to base + k, allocating nothing."},
+    {"_count_buffer", (PyCFunction)SW_count_buffer, METH_O,
+     "_count_buffer($self, base, /)\n--\n\nSet the position to base plus the bytes buffered, "
+     "allocating nothing."},
     {NULL, NULL, 0, NULL},
 };
 
