@@ -28,11 +28,11 @@
  * Lists of strs pulled from a source (read_strings, batches) are read in
  * one pass instead: the records wholly in the window are decoded as their
  * prefixes are read, then the window is refilled, and the records of the
- * next window join the same list (u8p_rd_list_held's into).  A call that cannot
- * finish (the source raised, or has no data now) drops what it decoded;
- * from then on the reader walks before it decodes (walk_first), so a
- * source that keeps failing never has the same records decoded again and
- * again.  Push mode always walks first: there, running out of data is the
+ * next window join the same list (u8p_rd_list_held's into).  A call that
+ * cannot finish (the source raised, or has no data now) drops what it
+ * decoded; from then on the reader walks before it decodes (walk_first),
+ * so a source that keeps failing never has the same records decoded again
+ * and again.  Push mode always walks first: there, running out of data is the
  * normal way a call ends.
  *
  * "Not now": before the end of the stream (push mode before feed_eof(), or
