@@ -530,6 +530,115 @@ avx2_to_ucs1_checked(const uint8_t *s, size_t n, uint8_t *d, size_t cap)
 }
 
 /*
+ * The same two in AVX-512: 64 bytes a step, the masks straight from the
+ * compares (no movemask), the tail one masked load (no bytes read past n,
+ * zeros in the rest: ASCII, counted as neither continuation nor lead).
+ */
+T_AVX512 static inline uint8_t
+max_byte_512(__m512i v)
+{
+    __m256i a = _mm256_max_epu8(_mm512_castsi512_si256(v), _mm512_extracti64x4_epi64(v, 1));
+    __m128i b = _mm_max_epu8(_mm256_castsi256_si128(a), _mm256_extracti128_si256(a, 1));
+    b = _mm_max_epu8(b, _mm_srli_si128(b, 8));
+    b = _mm_max_epu8(b, _mm_srli_si128(b, 4));
+    b = _mm_max_epu8(b, _mm_srli_si128(b, 2));
+    b = _mm_max_epu8(b, _mm_srli_si128(b, 1));
+    return (uint8_t)_mm_cvtsi128_si32(b);
+}
+
+T_AVX512 static uint8_t
+avx512_prescan(const uint8_t *s, size_t n, size_t *ncp)
+{
+    const __m512i lim = _mm512_set1_epi8(-64), c4 = _mm512_set1_epi8((char)0xC4);
+    __m512i vmax = _mm512_setzero_si512();
+    size_t i = 0, cont = 0;
+
+    /* 0x80..0xBF are the signed bytes below -64 */
+    for (; i + 256 <= n; i += 256) {
+        const __m512i a = _mm512_loadu_si512(s + i), b = _mm512_loadu_si512(s + i + 64);
+        const __m512i c = _mm512_loadu_si512(s + i + 128), e = _mm512_loadu_si512(s + i + 192);
+        vmax = _mm512_max_epu8(vmax, _mm512_max_epu8(_mm512_max_epu8(a, b), _mm512_max_epu8(c, e)));
+        cont += (size_t)__builtin_popcountll(_mm512_cmplt_epi8_mask(a, lim))
+                + (size_t)__builtin_popcountll(_mm512_cmplt_epi8_mask(b, lim))
+                + (size_t)__builtin_popcountll(_mm512_cmplt_epi8_mask(c, lim))
+                + (size_t)__builtin_popcountll(_mm512_cmplt_epi8_mask(e, lim));
+        if (_mm512_cmpge_epu8_mask(vmax, c4))
+            return 0xFF; /* some byte >= 0xC4 */
+    }
+    for (; i < n; i += 64) {
+        const __m512i a = n - i >= 64 ? _mm512_loadu_si512(s + i)
+                                      : _mm512_maskz_loadu_epi8(u8p_low_bits64(n - i), s + i);
+        vmax = _mm512_max_epu8(vmax, a);
+        cont += (size_t)__builtin_popcountll(_mm512_cmplt_epi8_mask(a, lim));
+    }
+    if (_mm512_cmpge_epu8_mask(vmax, c4))
+        return 0xFF;
+    *ncp = n - cont;
+    return max_byte_512(vmax);
+}
+
+/* ucs1_block's checks on 64 bytes: H, C, L as there, L3 = the C3 bytes;
+ * the unit of a C3 sequence is its continuation + 0x40.  Returns the
+ * units kept (compressed to the front of *out), or -1 when invalid. */
+T_VBMI2 static inline int
+ucs1_block_512(__m512i in, uint64_t *carry, uint64_t *carry3, __m512i *out)
+{
+    const uint64_t H = _mm512_movepi8_mask(in);
+    const uint64_t C = _mm512_cmplt_epi8_mask(in, _mm512_set1_epi8(-64));
+    const uint64_t L = _mm512_cmpeq_epi8_mask(_mm512_and_si512(in, _mm512_set1_epi8((char)0xFE)),
+                                              _mm512_set1_epi8((char)0xC2));
+    const uint64_t L3 = _mm512_cmpeq_epi8_mask(in, _mm512_set1_epi8((char)0xC3));
+    if ((H ^ C) != L || ((L << 1) | *carry) != C)
+        return -1;
+    *out = _mm512_maskz_compress_epi8(
+        ~L, _mm512_mask_add_epi8(in, (L3 << 1) | *carry3, in, _mm512_set1_epi8(0x40)));
+    *carry = L >> 63;
+    *carry3 = L3 >> 63;
+    return 64 - __builtin_popcountll(L);
+}
+
+T_VBMI2 static u8p_dec_status
+vbmi2_to_ucs1_checked(const uint8_t *s, size_t n, uint8_t *d, size_t cap)
+{
+    size_t i = 0, k = 0;
+    uint64_t carry = 0, carry3 = 0;
+    __m512i out;
+    int e;
+    /* whole stores while 64 more units fit */
+    while (i + 64 <= n && k + 64 <= cap) {
+        const __m512i in = _mm512_loadu_si512(s + i);
+        if (!_mm512_movepi8_mask(in) && !carry) {
+            _mm512_storeu_si512(d + k, in);
+            i += 64;
+            k += 64;
+            continue;
+        }
+        e = ucs1_block_512(in, &carry, &carry3, &out);
+        if (e < 0)
+            return U8P_DEC_INVALID_START;
+        _mm512_storeu_si512(d + k, out);
+        i += 64;
+        k += (size_t)e;
+    }
+    /* the rest: masked loads (the padding zeros are kept as units, and
+     * not counted) and stores bounded by cap */
+    while (i < n) {
+        const size_t m = n - i < 64 ? n - i : 64;
+        e = ucs1_block_512(_mm512_maskz_loadu_epi8(u8p_low_bits64(m), s + i), &carry, &carry3,
+                           &out);
+        if (e < 0)
+            return U8P_DEC_INVALID_START;
+        e -= (int)(64 - m);
+        if ((size_t)e > cap - k)
+            return U8P_DEC_INVALID_START;
+        _mm512_mask_storeu_epi8(d + k, u8p_low_bits64((size_t)e), out);
+        k += (size_t)e;
+        i += m;
+    }
+    return carry || k != cap ? U8P_DEC_UNEXPECTED_END : U8P_DEC_OK;
+}
+
+/*
  * The reader's one-pass short decoder (decode_short.h has the contract and
  * the scalar loop) in AVX-512 VBMI: no branch per byte, so mixed scripts
  * cost no mispredictions.  The whole payload (<= 64 bytes) is one masked
@@ -978,16 +1087,16 @@ const u8p_dec_kernels u8p_dec_kernels_avx2 = {
     avx2_to_ucs4, avx2_prescan, avx2_to_ucs1_checked, avx2_copy_ascii, avx2_dec_short,
 };
 
-/* AVX-512 F + BW; the fused UCS1 path is AVX2's */
+/* AVX-512 F + BW; the fused UCS1 path's checked transcode is AVX2's */
 const u8p_dec_kernels u8p_dec_kernels_avx512 = {
-    "avx512",         avx512_scan,  avx512_to_ucs1,     avx512_to_ucs2,
-    avx512_to_ucs4, avx2_prescan, avx2_to_ucs1_checked, avx512_copy_ascii, avx2_dec_short,
+    "avx512",         avx512_scan,    avx512_to_ucs1,     avx512_to_ucs2,
+    avx512_to_ucs4, avx512_prescan, avx2_to_ucs1_checked, avx512_copy_ascii, avx2_dec_short,
 };
 
 /* + VBMI2: byte and word compress */
 const u8p_dec_kernels u8p_dec_kernels_avx512_vbmi2 = {
     "avx512",         avx512_scan,  vbmi2_to_ucs1,        vbmi2_to_ucs2,
-    avx512_to_ucs4,   avx2_prescan, avx2_to_ucs1_checked, avx512_copy_ascii,
+    avx512_to_ucs4,   avx512_prescan, vbmi2_to_ucs1_checked, avx512_copy_ascii,
     vbmi_dec_short,
 };
 
