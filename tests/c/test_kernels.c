@@ -255,6 +255,22 @@ main(void)
                 }
             }
         }
+        /* the long UCS1 loops' block types: ASCII blocks, one Latin-1
+         * byte at every position of a block, two of them in the same half
+         * or across the halves of a 64-byte block, in a run long enough
+         * for the two-block steps */
+        if (kind == 1) {
+            n = 448;
+            for (p = 0; p < n; p++) {
+                fill_class(C_ASCII, n);
+                cps[p] = cp_of(C_LATIN1);
+                run(kind, n, "one latin1 in a long ascii run");
+                cps[(p + 1) % n] = cp_of(C_LATIN1);
+                run(kind, n, "two adjacent latin1 in a long ascii run");
+                cps[(p + 33) % n] = cp_of(C_LATIN1);
+                run(kind, n, "three latin1 across the halves of a block");
+            }
+        }
         /* runs ending exactly at (and around) vector boundaries: ASCII
          * prefix of length a, then a run of b units of one class */
         for (cls = 1; cls < C_NCLASS; cls++) {

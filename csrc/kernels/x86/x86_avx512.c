@@ -34,6 +34,7 @@
 #if U8P_X86_SIMD
 
 #include <immintrin.h>
+#include <string.h>
 
 #include "../generic/scalar_inl.h"
 #include "../short_vbmi2.h"
@@ -48,13 +49,24 @@
 
 /* ---------------------------------------------------------------- lengths */
 
+/* Four loads a step: the loop is bound by reading the input (two passes
+ * over a long str, this one and the encoder's, stream it from L2), not by
+ * one mask's trip to a general register; the tail is one masked load. */
 U8P_AVX512 static size_t
 avx512_len_ucs1(const uint8_t *src, size_t n)
 {
     size_t i = 0, high = 0;
+    for (; i + 256 <= n; i += 256)
+        high += (size_t)__builtin_popcountll(_mm512_movepi8_mask(_mm512_loadu_si512(src + i)))
+                + (size_t)__builtin_popcountll(_mm512_movepi8_mask(_mm512_loadu_si512(src + i + 64)))
+                + (size_t)__builtin_popcountll(_mm512_movepi8_mask(_mm512_loadu_si512(src + i + 128)))
+                + (size_t)__builtin_popcountll(_mm512_movepi8_mask(_mm512_loadu_si512(src + i + 192)));
     for (; i + 64 <= n; i += 64)
         high += (size_t)__builtin_popcountll(_mm512_movepi8_mask(_mm512_loadu_si512(src + i)));
-    return i + high + u8p_scalar_len_ucs1(src + i, n - i);
+    if (i < n)
+        high += (size_t)__builtin_popcountll(
+            _mm512_movepi8_mask(_mm512_maskz_loadu_epi8(u8p_low_bits64(n - i), src + i)));
+    return n + high;
 }
 
 /* UCS2 (ucs4 = 0) or UCS4 units: 1 byte each plus one per threshold
@@ -319,13 +331,130 @@ const u8p_kernels u8p_kernels_avx512_vbmi2 = {
     vbmi2_enc_ucs4,
 };
 
+/* ------------------------------------------------------------ long UCS1 */
+
+/*
+ * Long UCS1.  Real Latin-1 text is mostly ASCII: most 64-byte blocks hold
+ * no byte >= 0x80, or exactly one (an accented letter every word or two).
+ * So a block is, by what it holds:
+ *   - ASCII: a copy (two blocks tested at once, on their OR);
+ *   - one non-ASCII byte at p: the block copied, its two bytes stored at
+ *     p, and the block's rest copied again from the input one byte on:
+ *     plain loads and stores, no shuffle;
+ *   - more: vpermb interleaves the block's halves into 16-bit lanes
+ *     (byte j beside byte j + 32), each lane becomes the character's lead
+ *     and continuation byte, and two byte compresses drop the leads of the
+ *     ASCII characters.  The masks the compresses keep come from the
+ *     vectors (a sign bit a byte), not from the non-ASCII mask through a
+ *     general register: on AMD cores a mask's trip to a general register
+ *     and back costs more than the vector instruction.
+ * Stores are whole vectors: each reaches at most 63 bytes past its block's
+ * output, which the next 64 input bytes (at least one byte each) cover, so
+ * the loops stop while that much input is left and the exact, masked
+ * encoder finishes.
+ */
+#define L1_PAIR(c) ((0xC0u | ((c) >> 6)) | ((0x80u | ((c) & 0x3F)) << 8))
+#define L1_PAIR4(c) L1_PAIR(c), L1_PAIR((c) + 1), L1_PAIR((c) + 2), L1_PAIR((c) + 3)
+#define L1_PAIR16(c) L1_PAIR4(c), L1_PAIR4((c) + 4), L1_PAIR4((c) + 8), L1_PAIR4((c) + 12)
+/* U+0080..U+00FF's two UTF-8 bytes, lead first in memory */
+static const uint16_t l1_pairs[128] = {
+    L1_PAIR16(0x80), L1_PAIR16(0x90), L1_PAIR16(0xA0), L1_PAIR16(0xB0),
+    L1_PAIR16(0xC0), L1_PAIR16(0xD0), L1_PAIR16(0xE0), L1_PAIR16(0xF0),
+};
+
+/* a block of 64 with at least two bytes >= 0x80 (na: their mask) */
+U8P_VBMI2_INL size_t
+ucs1_block_compress(__m512i v, uint64_t na, uint8_t *d)
+{
+    /* lane j: byte j low, byte j + 32 high */
+    const __m512i idx = _mm512_set_epi8(
+        63, 31, 62, 30, 61, 29, 60, 28, 59, 27, 58, 26, 57, 25, 56, 24, 55, 23, 54, 22, 53, 21,
+        52, 20, 51, 19, 50, 18, 49, 17, 48, 16, 47, 15, 46, 14, 45, 13, 44, 12, 43, 11, 42, 10,
+        41, 9, 40, 8, 39, 7, 38, 6, 37, 5, 36, 4, 35, 3, 34, 2, 33, 1, 32, 0);
+    const __m512i sign_hi = _mm512_set1_epi16((short)0x8000);
+    const __mmask64 top = _mm512_cmpge_epu8_mask(v, _mm512_set1_epi8((char)0xC0));
+    const __m512i iv = _mm512_permutexvar_epi8(idx, v);
+    /* first half: lead C2 and the byte; C0..FF: lead C3, byte - 0x40 */
+    __m512i a = _mm512_or_si512(_mm512_slli_epi16(iv, 8), _mm512_set1_epi16(0xC2));
+    a = _mm512_mask_add_epi16(a, (__mmask32)top, a, _mm512_set1_epi16((short)0xC001));
+    /* second half, from the high bytes: (iv & FF00) ^ (C2, or C3 and 0x40) */
+    const __m512i lead_b = _mm512_mask_blend_epi16((__mmask32)(top >> 32), _mm512_set1_epi16(0x00C2),
+                                                   _mm512_set1_epi16(0x40C3));
+    __m512i b = _mm512_ternarylogic_epi32(iv, _mm512_set1_epi16((short)0xFF00), lead_b, 0x6A);
+    /* keep each continuation, and a lead where its byte is >= 0x80 */
+    const __mmask64 keep_a = _mm512_movepi8_mask(_mm512_or_si512(iv, sign_hi));
+    const __mmask64 keep_b = _mm512_movepi8_mask(_mm512_or_si512(_mm512_srli_epi16(iv, 8), sign_hi));
+    const size_t na_a = 32 + (size_t)__builtin_popcount((uint32_t)na);
+    _mm512_storeu_si512((void *)d, _mm512_maskz_compress_epi8(keep_a, a));
+    _mm512_storeu_si512((void *)(d + na_a), _mm512_maskz_compress_epi8(keep_b, b));
+    return 64 + (size_t)__builtin_popcountll(na);
+}
+
+/* a block of 64 at s with a byte >= 0x80 (na != 0) */
+U8P_VBMI2_INL size_t
+ucs1_block_long(const uint8_t *s, __m512i v, uint64_t na, uint8_t *d)
+{
+    if (na & (na - 1))
+        return ucs1_block_compress(v, na, d);
+    {
+        const size_t p = (size_t)__builtin_ctzll(na);
+        _mm512_storeu_si512((void *)d, v);
+        memcpy(d + p, &l1_pairs[s[p] & 0x7F], 2);
+        _mm512_storeu_si512((void *)(d + p + 2), _mm512_loadu_si512(s + p + 1));
+        return 65;
+    }
+}
+
+U8P_VBMI2 static size_t
+vbmi2_long_ucs1(const uint8_t *src, size_t n, uint8_t *dst)
+{
+    uint8_t *d = dst;
+    size_t i = 0;
+    for (; n - i >= 128 + 64; i += 128) {
+        const __m512i a = _mm512_loadu_si512(src + i), b = _mm512_loadu_si512(src + i + 64);
+        uint64_t ma, mb;
+        if (!_mm512_movepi8_mask(_mm512_or_si512(a, b))) {
+            _mm512_storeu_si512((void *)d, a);
+            _mm512_storeu_si512((void *)(d + 64), b);
+            d += 128;
+            continue;
+        }
+        ma = _mm512_movepi8_mask(a);
+        mb = _mm512_movepi8_mask(b);
+        if (ma)
+            d += ucs1_block_long(src + i, a, ma, d);
+        else {
+            _mm512_storeu_si512((void *)d, a);
+            d += 64;
+        }
+        if (mb)
+            d += ucs1_block_long(src + i + 64, b, mb, d);
+        else {
+            _mm512_storeu_si512((void *)d, b);
+            d += 64;
+        }
+    }
+    for (; n - i >= 64 + 64; i += 64) {
+        const __m512i v = _mm512_loadu_si512(src + i);
+        const uint64_t m = _mm512_movepi8_mask(v);
+        if (m)
+            d += ucs1_block_long(src + i, v, m, d);
+        else {
+            _mm512_storeu_si512((void *)d, v);
+            d += 64;
+        }
+    }
+    return (size_t)(d - dst) + vbmi2_enc_ucs1(src + i, n - i, d);
+}
+
 /* ------------------------------------------- the "avx512" level's table */
 
 /*
  * Each kernel of the AVX-512 level is the fastest for its input size
  * (bench/c/bench_kernels.c, README "x86 kernels").  UCS1: the masked
  * VBMI2 encoder below 128 units (no scalar tail, no buffer round trip),
- * AVX2's block encoder above; the 512-bit UCS1 length.  UCS2: VBMI2 below
+ * AVX2's block encoder to 256, the long UCS1 loop above (its block types
+ * pay off once a string holds a few blocks); the 512-bit UCS1 length.  UCS2: VBMI2 below
  * 320 units, AVX2 above, and AVX2's length: on text below U+0800
  * (Cyrillic, ...) AVX2's two-byte step catches up with VBMI2 at about 300
  * units and wins on longer strings; on CJK VBMI2 wins at every size.
@@ -333,19 +462,24 @@ const u8p_kernels u8p_kernels_avx512_vbmi2 = {
  * encoders.
  */
 #define AVX512_SHORT_UCS1 128
+#define AVX512_LONG_UCS1 256
 #define AVX512_SHORT_UCS2 320
 
 U8P_VBMI2 static size_t
 avx512_enc1(const uint8_t *src, size_t n, uint8_t *dst)
 {
-    return n < AVX512_SHORT_UCS1 ? vbmi2_enc_ucs1(src, n, dst) : u8p_avx2_enc_ucs1(src, n, dst);
+    if (n < AVX512_SHORT_UCS1)
+        return vbmi2_enc_ucs1(src, n, dst);
+    return n < AVX512_LONG_UCS1 ? u8p_avx2_enc_ucs1(src, n, dst) : vbmi2_long_ucs1(src, n, dst);
 }
 
 U8P_VBMI2 static size_t
 avx512_enc1_room(const uint8_t *src, size_t n, uint8_t *dst)
 {
-    return n < AVX512_SHORT_UCS1 ? vbmi2_enc_ucs1(src, n, dst)
-                                 : u8p_avx2_enc_ucs1_room(src, n, dst);
+    if (n < AVX512_SHORT_UCS1)
+        return vbmi2_enc_ucs1(src, n, dst);
+    return n < AVX512_LONG_UCS1 ? u8p_avx2_enc_ucs1_room(src, n, dst)
+                                : vbmi2_long_ucs1(src, n, dst);
 }
 
 #define DEFINE_BY_SIZE(name, T, limit, short_fn, long_fn)                    \
@@ -383,52 +517,18 @@ const u8p_kernels u8p_kernels_avx512_mixed = {
 
 /*
  * Long inputs with VBMI2 at every size.  The mixed table's split (AVX2's
- * block encoders above 128 UCS1 / 320 UCS2 units) follows AMD cores, where
- * a 512-bit byte compress costs more than the AVX2 shuffles it replaces.
- * Intel cores with VBMI2 (Ice Lake, Sapphire Rapids and later) run
- * vpcompressb and vpermb on full 512-bit vectors at one or two uops, and
- * there the AVX2 block encoders lose to a byte-compress loop (docs/design.md,
- * "Kernel tables per CPU").  These long loops take 64 input bytes a step and
- * store whole vectors: each step's stores reach at most 32 bytes past its
+ * block encoders from 128 UCS1 units to 256 and above 320 UCS2 units)
+ * follows AMD cores, where a 512-bit byte compress costs more than the
+ * AVX2 shuffles it replaces.  Intel cores with VBMI2 (Ice Lake, Sapphire
+ * Rapids and later) run vpcompressb and vpermb on full 512-bit vectors at
+ * one or two uops, and there the AVX2 block encoders lose to a
+ * byte-compress loop (docs/design.md, "Kernel tables per CPU").  Long UCS1
+ * is the loop above on both.  The UCS2 loop takes 32 units a step and
+ * stores whole vectors: each step's stores reach at most 32 bytes past its
  * own output, which the next 32 or more input units (at least one byte
- * each) are sure to cover, so the loops stop while that much input is left
- * and the exact, masked encoders finish.
+ * each) are sure to cover, so the loop stops while that much input is left
+ * and the exact, masked encoder finishes.
  */
-
-/* 64 UCS1 code units -> UTF-8 at d, two whole-vector stores. */
-U8P_VBMI2 static inline size_t
-vbmi2_ucs1_block(__m512i v, uint8_t *d)
-{
-    __mmask32 big;
-    __mmask64 keep_a, keep_b;
-    const __m512i a = u8p_vbmi2_two_bytes(_mm512_cvtepu8_epi16(_mm512_castsi512_si256(v)),
-                                          (__mmask32)0xFFFFFFFFu, &big, &keep_a);
-    const __m512i b = u8p_vbmi2_two_bytes(_mm512_cvtepu8_epi16(_mm512_extracti64x4_epi64(v, 1)),
-                                          (__mmask32)0xFFFFFFFFu, &big, &keep_b);
-    /* the counts come from the compress masks, not from the stores: the
-     * second store's address does not wait for the first half's bytes */
-    const size_t na = (size_t)__builtin_popcountll(keep_a);
-    _mm512_storeu_si512((void *)d, a);
-    _mm512_storeu_si512((void *)(d + na), b);
-    return na + (size_t)__builtin_popcountll(keep_b);
-}
-
-U8P_VBMI2 static size_t
-vbmi2_long_ucs1(const uint8_t *src, size_t n, uint8_t *dst)
-{
-    uint8_t *d = dst;
-    size_t i = 0;
-    for (; n - i >= 64 + 32; i += 64) {
-        const __m512i v = _mm512_loadu_si512(src + i);
-        if (!_mm512_movepi8_mask(v)) { /* all ASCII: a copy */
-            _mm512_storeu_si512((void *)d, v);
-            d += 64;
-            continue;
-        }
-        d += vbmi2_ucs1_block(v, d);
-    }
-    return (size_t)(d - dst) + vbmi2_enc_ucs1(src + i, n - i, d);
-}
 
 /* UCS2: 32 units a step; all below U+0800 (Latin, Greek, Cyrillic, ...,
  * and no surrogate) is the two-byte step, any other block goes through the
