@@ -150,7 +150,8 @@ extern const u8p_dec_kernels u8p_dec_kernels_scalar;
 extern const u8p_dec_kernels u8p_dec_kernels_sse;
 extern const u8p_dec_kernels u8p_dec_kernels_avx2;
 extern const u8p_dec_kernels u8p_dec_kernels_avx512;       /* F + BW */
-extern const u8p_dec_kernels u8p_dec_kernels_avx512_vbmi2; /* + VBMI2 */
+extern const u8p_dec_kernels u8p_dec_kernels_avx512_vbmi2; /* + VBMI2: Intel */
+extern const u8p_dec_kernels u8p_dec_kernels_avx512_mixed; /* + VBMI2: AMD, others */
 #endif
 
 /*

@@ -42,8 +42,16 @@ u8p_dec_kernels_variants(u8p_isa level, const u8p_dec_kernels **out, int max)
     case U8P_ISA_AVX512:
         if (!enc)
             break;
-        if (u8p_x86_has_vbmi2())
-            out[n++] = &u8p_dec_kernels_avx512_vbmi2;
+        /* with VBMI2, by cpuid's vendor as the encoders (dispatch.c): the
+         * VBMI short decoder on Intel, the mixed table elsewhere; then the
+         * other one and F + BW, so that every table this CPU can run is
+         * tested on it */
+        if (u8p_x86_has_vbmi2()) {
+            const int intel = u8p_x86_is_intel();
+            out[n++] = intel ? &u8p_dec_kernels_avx512_vbmi2 : &u8p_dec_kernels_avx512_mixed;
+            if (n < max)
+                out[n++] = intel ? &u8p_dec_kernels_avx512_mixed : &u8p_dec_kernels_avx512_vbmi2;
+        }
         if (n < max)
             out[n++] = &u8p_dec_kernels_avx512;
         break;

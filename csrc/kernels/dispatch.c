@@ -191,6 +191,13 @@ u8p_x86_has_vbmi2(void)
 {
     return x86_level() >= U8P_ISA_AVX512 && x86_vbmi2;
 }
+
+int
+u8p_x86_is_intel(void)
+{
+    (void)x86_level();
+    return x86_intel;
+}
 #endif
 
 int

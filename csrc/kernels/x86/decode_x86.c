@@ -1,6 +1,7 @@
 /*
- * x86-64 decode kernels: SSE4.1, AVX2 and AVX-512 (F + BW, and a VBMI2
- * variant), selected per function with target attributes so the file
+ * x86-64 decode kernels: SSE4.1, AVX2 and AVX-512 (F + BW, and with VBMI2
+ * an Intel and a mixed table, which differ in their short decoder only),
+ * selected per function with target attributes so the file
  * builds with the project's common flags.  The scan and the transcoders are
  * written once, in decode_x86_impl.h, over the vector operations of
  * x86_vec.h, and instantiated here once per width; what differs between
@@ -832,10 +833,12 @@ T_AVX2 U8P_APART ptrdiff_t avx2_dec_short4(const uint8_t *s, size_t n, size_t av
                                            u8p_dec_alloc alloc, void *ctx);
 
 /* two: the payload passes 32 bytes (a name's payload pays for one vector
- * of masks); avx2_dec_short holds an instance for each value */
+ * of masks); avx2_dec_short holds an instance for each value.  vbmi4:
+ * payloads with a byte F0..FF go to the VBMI decoder (the mixed table),
+ * not to avx2_dec_short4 */
 T_AVX2 U8P_ALWAYS_INLINE ptrdiff_t
 avx2_dec_short_in(const uint8_t *s, size_t n, size_t avail, u8p_dec_alloc alloc, void *ctx,
-                  const int two)
+                  const int two, const int vbmi4)
 {
     /* a copy of the payload, then zeros, for the loads (SHORT_READ bytes)
      * when the caller's buffer ends before they do */
@@ -862,8 +865,12 @@ avx2_dec_short_in(const uint8_t *s, size_t n, size_t avail, u8p_dec_alloc alloc,
      * A payload with a 4-byte sequence leaves for avx2_dec_short4 before
      * any other mask is made. */
 #define GE_F0(v) _mm256_cmpgt_epi8(v, SK(BEF))
-    if (SHORT_MASK(GE_F0) & hi)
-        return n >= SHORT4_MIN ? avx2_dec_short4(s, n, avail, alloc, ctx) : U8P_DEC_SHORT_INLINE;
+    if (SHORT_MASK(GE_F0) & hi) {
+        if (n < SHORT4_MIN)
+            return U8P_DEC_SHORT_INLINE;
+        return vbmi4 ? vbmi_dec_short(s, n, avail, alloc, ctx)
+                     : avx2_dec_short4(s, n, avail, alloc, ctx);
+    }
 #define IS_CONT(v) _mm256_cmpgt_epi8(SK(BC0), v)
 #define GE_E0(v) _mm256_cmpgt_epi8(v, SK(BDF))
     cont = SHORT_MASK(IS_CONT) & live;
@@ -950,8 +957,20 @@ avx2_dec_short(const uint8_t *s, size_t n, size_t avail, u8p_dec_alloc alloc, vo
      * each, every mask, test and step is made for that many vectors only
      * (gcc does not clone one shared body by the count), and no call
      * stands between the table's entry and the work */
-    return n > 32 ? avx2_dec_short_in(s, n, avail, alloc, ctx, 1)
-                  : avx2_dec_short_in(s, n, avail, alloc, ctx, 0);
+    return n > 32 ? avx2_dec_short_in(s, n, avail, alloc, ctx, 1, 0)
+                  : avx2_dec_short_in(s, n, avail, alloc, ctx, 0, 0);
+}
+
+/* The mixed table's (AMD's): AVX2's 16-bit lanes, and the VBMI decoder for
+ * payloads with a 4-byte sequence.  On AMD's AVX-512 cores each of the VBMI
+ * decoder's masks costs a trip to a general register, and it has many:
+ * AVX2's decoder is the faster up to 3-byte sequences, the VBMI one (one
+ * vpermb gather of 32-bit lanes) above. */
+T_AVX2 static ptrdiff_t
+mixed_dec_short(const uint8_t *s, size_t n, size_t avail, u8p_dec_alloc alloc, void *ctx)
+{
+    return n > 32 ? avx2_dec_short_in(s, n, avail, alloc, ctx, 1, 1)
+                  : avx2_dec_short_in(s, n, avail, alloc, ctx, 0, 1);
 }
 
 /*
@@ -1093,11 +1112,20 @@ const u8p_dec_kernels u8p_dec_kernels_avx512 = {
     avx512_to_ucs4, avx512_prescan, avx2_to_ucs1_checked, avx512_copy_ascii, avx2_dec_short,
 };
 
-/* + VBMI2: byte and word compress */
+/* + VBMI2: byte and word compress; the Intel table (the VBMI short decoder
+ * for every payload) */
 const u8p_dec_kernels u8p_dec_kernels_avx512_vbmi2 = {
     "avx512",         avx512_scan,  vbmi2_to_ucs1,        vbmi2_to_ucs2,
     avx512_to_ucs4,   avx512_prescan, vbmi2_to_ucs1_checked, avx512_copy_ascii,
     vbmi_dec_short,
+};
+
+/* + VBMI2, on every vendor but Intel: AVX2's short decoder up to 3-byte
+ * sequences (mixed_dec_short) */
+const u8p_dec_kernels u8p_dec_kernels_avx512_mixed = {
+    "avx512",         avx512_scan,    vbmi2_to_ucs1,         vbmi2_to_ucs2,
+    avx512_to_ucs4,   avx512_prescan, vbmi2_to_ucs1_checked, avx512_copy_ascii,
+    mixed_dec_short,
 };
 
 #else /* !U8P_X86_SIMD */

@@ -49,6 +49,8 @@ extern U8P_ALIGN32 const u8p_v256 u8p_x86_k[U8P_K_COUNT];
 extern const u8p_kernels u8p_kernels_avx512_vbmi2;
 /* whether the CPU (and OS) can run the AVX-512 level with VBMI2 */
 int u8p_x86_has_vbmi2(void);
+/* cpuid's vendor string is GenuineIntel (decode_dispatch.c picks tables by it) */
+int u8p_x86_is_intel(void);
 #endif
 
 #endif /* UTF8PFX_X86_INTERNAL_H */
