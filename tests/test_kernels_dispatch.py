@@ -201,3 +201,75 @@ def test_every_kernel_table_writes_cpythons_bytes():
     finally:
         _core._set_isa(prev)
     assert utf8pfx.isa() == prev
+
+
+# -- every decode table, by cpuid ------------------------------------------------
+
+def test_the_decode_table_in_use_follows_what_cpuid_says_the_cpu_is():
+    """As the encoders: with VBMI2 the avx512 level's decode table is the
+    all-VBMI2 one on GenuineIntel and the mixed one (AVX2's short decoder)
+    elsewhere, and _decode_kernel_tables lists it first for its level."""
+    tables = _core._decode_kernel_tables()
+    assert tables[0] == "scalar" and len(set(tables)) == len(tables)
+    assert [t for t in tables if not t.startswith("avx512")] == [
+        lvl for lvl in _core._decode_isa_levels() if lvl != "avx512"]
+    flags, vendor = _cpu_flags(), cpuinfo_field("vendor_id")
+    top = [t for t in tables if t.startswith("avx512")]
+    if flags is None or vendor is None or not top:
+        return  # the rule is checked where the CPU says what it is
+    vbmi2 = {"avx512cd", "avx512vbmi", "avx512_vbmi2"} <= flags
+    if not vbmi2:
+        assert top == ["avx512-bw"]
+    else:
+        assert top[0] == ("avx512-vbmi2" if vendor == "GenuineIntel" else "avx512-mixed")
+        assert set(top) == {"avx512-vbmi2", "avx512-mixed", "avx512-bw"}
+    prev = _core._set_decode_isa("avx512")
+    try:
+        assert _core._set_decode_isa("scalar") == top[0]
+    finally:
+        _core._set_decode_isa(prev)
+
+
+def _decode_cases():
+    """Payloads around the short decoders' sizes (6 to 64 bytes, one and two
+    vectors of masks) and the long paths', in every script class, 4-byte
+    sequences among ASCII and among 2- and 3-byte ones; and broken ones."""
+    texts = ["plain ascii words", "Grüße aus Köln à bientôt", "ÿé", "привет мир",
+             "Ελληνικά γράμματα", "東京都の日本語", "a😀 b🎉", "ж😀中é", "नमस्ते दुनिया"]
+    good = []
+    for text in texts:
+        for n in (1, 3, 5, 6, 7, 11, 16, 21, 31, 32, 33, 40, 63, 64, 65, 100, 300):
+            good.append((text * (n // len(text) + 1))[:n])
+    bad = [b"abc\xff", b"\xc3", b"\xe6\x97", b"\xf0\x9f\x98", b"\xed\xa0\x80xyz",
+           b"\xc0\xafabcdefg", b"\xf4\x90\x80\x80abcd", b"caf\xc3\xa9\x80 long tail ok",
+           "日本".encode() + b"\x80" + b"x" * 70]
+    return good, bad
+
+
+def test_every_decode_table_reads_cpythons_strings():
+    """_set_decode_isa forces each decode table this CPU runs: every one
+    reads back what CPython encodes, and refuses what CPython refuses with
+    the same error bounds (strict), or decodes it as CPython's codec does
+    under another handler."""
+    good, bad = _decode_cases()
+    w = utf8pfx.BufferWriter()
+    w.write_strings(good)
+    blob = w.getvalue()
+    prev = _core._set_decode_isa("scalar")
+    try:
+        for table in _core._decode_kernel_tables():
+            _core._set_decode_isa(table)
+            assert utf8pfx.decode_all(blob) == good, table
+            assert list(utf8pfx.BufferReader(blob)) == good, table
+            for payload in bad:
+                rec = bytes([len(payload)]) + payload
+                with pytest.raises(UnicodeDecodeError) as got:
+                    utf8pfx.decode(rec)
+                with pytest.raises(UnicodeDecodeError) as want:
+                    payload.decode("utf-8")
+                assert (got.value.start, got.value.end, got.value.reason) == (
+                    want.value.start, want.value.end, want.value.reason), (table, payload)
+                assert utf8pfx.decode(rec, "replace") == payload.decode("utf-8", "replace"), (
+                    table, payload)
+    finally:
+        _core._set_decode_isa(prev)

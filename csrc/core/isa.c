@@ -102,12 +102,47 @@ mod_decode_isa_levels(PyObject *module, PyObject *Py_UNUSED(ignored))
     return u8p_level_list(dec_level_name);
 }
 
+/* Testing hook: every decode table this CPU runs, by id (the names
+ * _set_decode_isa takes besides the levels'). */
+static PyObject *
+mod_decode_kernel_tables(PyObject *module, PyObject *Py_UNUSED(ignored))
+{
+    const u8p_dec_kernels *t[KT_MAX];
+    int i, n = u8p_dec_kernel_tables(t, KT_MAX);
+    PyObject *list = PyList_New(n);
+    (void)module;
+    if (list == NULL)
+        return NULL;
+    for (i = 0; i < n; i++) {
+        PyObject *item = PyUnicode_FromString(u8p_dec_kernels_id(t[i]));
+        if (item == NULL) {
+            Py_DECREF(list);
+            return NULL;
+        }
+        PyList_SET_ITEM(list, i, item);
+    }
+    return list;
+}
+
+/* Testing hook: switch the decode table, to a level's (by its name) or to
+ * one table (by its id, _decode_kernel_tables); returns the previous
+ * table's id. */
 static PyObject *
 mod_set_decode_isa(PyObject *module, PyObject *arg)
 {
-    const char *prev = u8p_D->name;
-    int lvl = u8p_level_arg(arg, dec_level_name, "_set_decode_isa");
+    const char *prev = u8p_dec_kernels_id(u8p_D);
+    const u8p_dec_kernels *t[KT_MAX];
+    int i, lvl, n = u8p_dec_kernel_tables(t, KT_MAX);
     (void)module;
+    if (PyUnicode_Check(arg)) {
+        for (i = 0; i < n; i++) {
+            if (PyUnicode_CompareWithASCIIString(arg, u8p_dec_kernels_id(t[i])) == 0) {
+                u8p_D = t[i];
+                return PyUnicode_FromString(prev);
+            }
+        }
+    }
+    lvl = u8p_level_arg(arg, dec_level_name, "_set_decode_isa");
     if (lvl < 0)
         return NULL;
     u8p_D = u8p_dec_kernels_for_level((u8p_isa)lvl);
@@ -157,9 +192,13 @@ static PyMethodDef isa_functions[] = {
      "_decode_isa()\n--\n\nThe decode kernel level in use (testing)."},
     {"_decode_isa_levels", (PyCFunction)mod_decode_isa_levels, METH_NOARGS,
      "_decode_isa_levels()\n--\n\nDecode kernel levels this CPU and build support (testing)."},
+    {"_decode_kernel_tables", (PyCFunction)mod_decode_kernel_tables, METH_NOARGS,
+     "_decode_kernel_tables()\n--\n\nEvery decode table this CPU and build run, by id "
+     "(testing)."},
     {"_set_decode_isa", (PyCFunction)mod_set_decode_isa, METH_O,
-     "_set_decode_isa(name, /)\n--\n\nSwitch decode kernels; returns the previous level "
-     "(testing; process-wide)."},
+     "_set_decode_isa(name, /)\n--\n\nSwitch decode kernels to a level's table, or to one "
+     "table by its _decode_kernel_tables() id; returns the previous table's id (testing; "
+     "process-wide)."},
     {NULL, NULL, 0, NULL},
 };
 

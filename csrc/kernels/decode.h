@@ -159,15 +159,22 @@ extern const u8p_dec_kernels u8p_dec_kernels_avx512_mixed; /* + VBMI2: AMD, othe
  * kernels: u8p_select_dec_kernels(cap) returns the best table the CPU
  * supports up to `cap` (NULL/"" = no cap; unknown name = NULL);
  * u8p_dec_kernels_for_level returns one level's table or NULL when the CPU
- * lacks it or it is not compiled.  The "avx512" level is the VBMI2 table
- * where the CPU has VBMI2, else the F + BW one; whether default selection
- * goes up to it is U8P_DEC_AUTO_AVX512 (decode_dispatch.c).
+ * lacks it or it is not compiled.  The "avx512" level is, where the CPU
+ * has VBMI2, the VBMI2 table on Intel and the mixed one elsewhere (by
+ * cpuid's vendor, as the encoders), else the F + BW one; whether default
+ * selection goes up to it is U8P_DEC_AUTO_AVX512 (decode_dispatch.c).
  */
 const u8p_dec_kernels *u8p_select_dec_kernels(const char *cap);
 const u8p_dec_kernels *u8p_dec_kernels_for_level(u8p_isa level);
 /* Every table of a level the CPU supports, best first (the AVX-512 level
- * has two), up to max; returns how many.  For tests. */
+ * has up to three), up to max; returns how many.  For tests. */
 int u8p_dec_kernels_variants(u8p_isa level, const u8p_dec_kernels **out, int max);
+/* A table's id: its level's name, or for the AVX-512 tables "avx512-bw",
+ * "avx512-vbmi2", "avx512-mixed" (the testing hook's names). */
+const char *u8p_dec_kernels_id(const u8p_dec_kernels *k);
+/* Every decode table this CPU runs, scalar first, up to max; returns how
+ * many (the testing hook's list). */
+int u8p_dec_kernel_tables(const u8p_dec_kernels **out, int max);
 
 #ifdef __cplusplus
 }

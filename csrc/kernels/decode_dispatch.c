@@ -62,6 +62,33 @@ u8p_dec_kernels_variants(u8p_isa level, const u8p_dec_kernels **out, int max)
     return n;
 }
 
+const char *
+u8p_dec_kernels_id(const u8p_dec_kernels *k)
+{
+#if U8P_X86_SIMD
+    if (k == &u8p_dec_kernels_avx512)
+        return "avx512-bw";
+    if (k == &u8p_dec_kernels_avx512_vbmi2)
+        return "avx512-vbmi2";
+    if (k == &u8p_dec_kernels_avx512_mixed)
+        return "avx512-mixed";
+#endif
+    return k->name;
+}
+
+int
+u8p_dec_kernel_tables(const u8p_dec_kernels **out, int max)
+{
+    int lvl, n = 0;
+    for (lvl = 0; lvl < U8P_ISA_COUNT; lvl++) {
+        const u8p_dec_kernels *v[4] = {NULL};
+        int j, nv = u8p_dec_kernels_variants((u8p_isa)lvl, v, 4);
+        for (j = 0; j < nv && n < max; j++)
+            out[n++] = v[j];
+    }
+    return n;
+}
+
 /* Whether selection without a cap goes up to the AVX-512 decoders: yes,
  * they beat AVX2's on mid and long non-ASCII payloads and run AVX2's own
  * code under 64 bytes (README, "x86 kernels").  Build with
