@@ -123,26 +123,36 @@ def test_write_string_build_follows_the_level_chosen_at_import():
 
 # -- every encoder table, by cpuid -----------------------------------------------
 
+def _avx512_tables_follow_cpuid(tables, levels, intel_table, every):
+    """The checks both kinds of table share: scalar first, one table per
+    level below avx512, and the avx512 level's first table by cpuid's
+    vendor (intel_table on GenuineIntel, the mixed one elsewhere) with
+    `every` listed where the CPU has VBMI2.  Returns the avx512 tables, or
+    None where the CPU does not say what it is."""
+    assert tables[0] == "scalar" and len(set(tables)) == len(tables)
+    assert [t for t in tables if not t.startswith("avx512")] == [
+        lvl for lvl in levels if lvl != "avx512"]
+    flags, vendor = _cpu_flags(), cpuinfo_field("vendor_id")
+    top = [t for t in tables if t.startswith("avx512")]
+    if flags is None or vendor is None or not top:
+        return None  # the rule is checked where the CPU says what it is
+    if not {"avx512cd", "avx512vbmi", "avx512_vbmi2"} <= flags:
+        assert top == ["avx512-bw"]
+    else:
+        assert top[0] == (intel_table if vendor == "GenuineIntel" else "avx512-mixed")
+        assert every <= set(top)
+    return top
+
+
 def test_the_table_in_use_follows_what_cpuid_says_the_cpu_is():
     """The avx512 level's table on a CPU with VBMI2 is chosen by vendor
     (never by timing): the Intel table on GenuineIntel, the mixed one
     elsewhere.  Each level's table in use is the first _kernel_tables lists
-    for it."""
-    tables = _core._kernel_tables()
-    assert tables[0] == "scalar" and len(set(tables)) == len(tables)
-    assert [t for t in tables if not t.startswith("avx512")] == [
-        lvl for lvl in _core._isa_levels() if lvl != "avx512"]
-    flags, vendor = _cpu_flags(), cpuinfo_field("vendor_id")
-    top = [t for t in tables if t.startswith("avx512")]
-    if flags is None or vendor is None or not top:
-        return  # the rule is checked where the CPU says what it is
-    vbmi2 = {"avx512cd", "avx512vbmi", "avx512_vbmi2"} <= flags
-    if not vbmi2:
-        assert top == ["avx512-bw"]
-    else:
-        assert top[0] == ("avx512-intel" if vendor == "GenuineIntel" else "avx512-mixed")
-        # both vendors' tables, the all-VBMI2 and the F+BW one run here too
-        assert {"avx512-intel", "avx512-mixed", "avx512-vbmi2", "avx512-bw"} <= set(tables)
+    for it; both vendors' tables, the all-VBMI2 and the F+BW one run here
+    too."""
+    _avx512_tables_follow_cpuid(
+        _core._kernel_tables(), _core._isa_levels(), "avx512-intel",
+        {"avx512-intel", "avx512-mixed", "avx512-vbmi2", "avx512-bw"})
 
 
 def _table_strings():
@@ -209,20 +219,11 @@ def test_the_decode_table_in_use_follows_what_cpuid_says_the_cpu_is():
     """As the encoders: with VBMI2 the avx512 level's decode table is the
     all-VBMI2 one on GenuineIntel and the mixed one (AVX2's short decoder)
     elsewhere, and _decode_kernel_tables lists it first for its level."""
-    tables = _core._decode_kernel_tables()
-    assert tables[0] == "scalar" and len(set(tables)) == len(tables)
-    assert [t for t in tables if not t.startswith("avx512")] == [
-        lvl for lvl in _core._decode_isa_levels() if lvl != "avx512"]
-    flags, vendor = _cpu_flags(), cpuinfo_field("vendor_id")
-    top = [t for t in tables if t.startswith("avx512")]
-    if flags is None or vendor is None or not top:
-        return  # the rule is checked where the CPU says what it is
-    vbmi2 = {"avx512cd", "avx512vbmi", "avx512_vbmi2"} <= flags
-    if not vbmi2:
-        assert top == ["avx512-bw"]
-    else:
-        assert top[0] == ("avx512-vbmi2" if vendor == "GenuineIntel" else "avx512-mixed")
-        assert set(top) == {"avx512-vbmi2", "avx512-mixed", "avx512-bw"}
+    top = _avx512_tables_follow_cpuid(
+        _core._decode_kernel_tables(), _core._decode_isa_levels(), "avx512-vbmi2",
+        {"avx512-vbmi2", "avx512-mixed", "avx512-bw"})
+    if not top:
+        return
     prev = _core._set_decode_isa("avx512")
     try:
         assert _core._set_decode_isa("scalar") == top[0]

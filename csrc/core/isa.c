@@ -34,21 +34,40 @@ mod_isa_levels(PyObject *module, PyObject *Py_UNUSED(ignored))
     return u8p_level_list(enc_level_name);
 }
 
-/* Testing hook: every encoder table this CPU runs, by id (the names
- * _set_isa takes besides the levels'). */
+/* The testing hooks' tables: every table of one kind this CPU runs (enc:
+ * the encoders', else the decoders'), scalar first, each level's own
+ * before its variants, and their ids (the names the switches take
+ * besides the levels'); returns how many. */
 #define KT_MAX 16
 
-static PyObject *
-mod_kernel_tables(PyObject *module, PyObject *Py_UNUSED(ignored))
+static int
+tables_of(int enc, const void **tab, const char **id)
 {
-    const u8p_kernels *t[KT_MAX];
-    int i, n = u8p_kernel_tables(t, KT_MAX);
+    int lvl, j, nv, n = 0;
+    for (lvl = 0; lvl < U8P_ISA_COUNT; lvl++) {
+        const void *v[8];
+        nv = enc ? u8p_kernels_variants((u8p_isa)lvl, (const u8p_kernels **)v, 8)
+                 : u8p_dec_kernels_variants((u8p_isa)lvl, (const u8p_dec_kernels **)v, 8);
+        for (j = 0; j < nv && n < KT_MAX; j++, n++) {
+            tab[n] = v[j];
+            id[n] = enc ? u8p_kernels_id((const u8p_kernels *)v[j])
+                        : u8p_dec_kernels_id((const u8p_dec_kernels *)v[j]);
+        }
+    }
+    return n;
+}
+
+static PyObject *
+table_ids(int enc)
+{
+    const void *tab[KT_MAX];
+    const char *id[KT_MAX];
+    int i, n = tables_of(enc, tab, id);
     PyObject *list = PyList_New(n);
-    (void)module;
     if (list == NULL)
         return NULL;
     for (i = 0; i < n; i++) {
-        PyObject *item = PyUnicode_FromString(u8p_kernels_id(t[i]));
+        PyObject *item = PyUnicode_FromString(id[i]);
         if (item == NULL) {
             Py_DECREF(list);
             return NULL;
@@ -58,26 +77,42 @@ mod_kernel_tables(PyObject *module, PyObject *Py_UNUSED(ignored))
     return list;
 }
 
+/* The table whose id arg is, or NULL (arg may be anything). */
+static const void *
+table_by_id(int enc, PyObject *arg)
+{
+    const void *tab[KT_MAX];
+    const char *id[KT_MAX];
+    int i, n = tables_of(enc, tab, id);
+    for (i = 0; PyUnicode_Check(arg) && i < n; i++)
+        if (PyUnicode_CompareWithASCIIString(arg, id[i]) == 0)
+            return tab[i];
+    return NULL;
+}
+
+/* Testing hook: every encoder table this CPU runs, by id. */
+static PyObject *
+mod_kernel_tables(PyObject *module, PyObject *Py_UNUSED(ignored))
+{
+    (void)module;
+    return table_ids(1);
+}
+
 /* Testing hook: switch the kernel table, to a level's (by its name) or to
  * one table (by its id, _kernel_tables); returns the previous level. */
 static PyObject *
 mod_set_isa(PyObject *module, PyObject *arg)
 {
     const char *prev = u8p_K->name;
-    const u8p_kernels *t[KT_MAX];
-    int i, lvl, n = u8p_kernel_tables(t, KT_MAX);
+    const void *t = table_by_id(1, arg);
+    int lvl;
     (void)module;
-    if (PyUnicode_Check(arg)) {
-        for (i = 0; i < n; i++) {
-            if (PyUnicode_CompareWithASCIIString(arg, u8p_kernels_id(t[i])) == 0) {
-                u8p_K = t[i];
-                return PyUnicode_FromString(prev);
-            }
-        }
+    if (t == NULL) {
+        if ((lvl = u8p_level_arg(arg, enc_level_name, "_set_isa")) < 0)
+            return NULL;
+        t = u8p_kernels_for_level((u8p_isa)lvl);
     }
-    if ((lvl = u8p_level_arg(arg, enc_level_name, "_set_isa")) < 0)
-        return NULL;
-    u8p_K = u8p_kernels_for_level((u8p_isa)lvl);
+    u8p_K = (const u8p_kernels *)t;
     return PyUnicode_FromString(prev);
 }
 
@@ -102,26 +137,12 @@ mod_decode_isa_levels(PyObject *module, PyObject *Py_UNUSED(ignored))
     return u8p_level_list(dec_level_name);
 }
 
-/* Testing hook: every decode table this CPU runs, by id (the names
- * _set_decode_isa takes besides the levels'). */
+/* Testing hook: every decode table this CPU runs, by id. */
 static PyObject *
 mod_decode_kernel_tables(PyObject *module, PyObject *Py_UNUSED(ignored))
 {
-    const u8p_dec_kernels *t[KT_MAX];
-    int i, n = u8p_dec_kernel_tables(t, KT_MAX);
-    PyObject *list = PyList_New(n);
     (void)module;
-    if (list == NULL)
-        return NULL;
-    for (i = 0; i < n; i++) {
-        PyObject *item = PyUnicode_FromString(u8p_dec_kernels_id(t[i]));
-        if (item == NULL) {
-            Py_DECREF(list);
-            return NULL;
-        }
-        PyList_SET_ITEM(list, i, item);
-    }
-    return list;
+    return table_ids(0);
 }
 
 /* Testing hook: switch the decode table, to a level's (by its name) or to
@@ -131,21 +152,15 @@ static PyObject *
 mod_set_decode_isa(PyObject *module, PyObject *arg)
 {
     const char *prev = u8p_dec_kernels_id(u8p_D);
-    const u8p_dec_kernels *t[KT_MAX];
-    int i, lvl, n = u8p_dec_kernel_tables(t, KT_MAX);
+    const void *t = table_by_id(0, arg);
+    int lvl;
     (void)module;
-    if (PyUnicode_Check(arg)) {
-        for (i = 0; i < n; i++) {
-            if (PyUnicode_CompareWithASCIIString(arg, u8p_dec_kernels_id(t[i])) == 0) {
-                u8p_D = t[i];
-                return PyUnicode_FromString(prev);
-            }
-        }
+    if (t == NULL) {
+        if ((lvl = u8p_level_arg(arg, dec_level_name, "_set_decode_isa")) < 0)
+            return NULL;
+        t = u8p_dec_kernels_for_level((u8p_isa)lvl);
     }
-    lvl = u8p_level_arg(arg, dec_level_name, "_set_decode_isa");
-    if (lvl < 0)
-        return NULL;
-    u8p_D = u8p_dec_kernels_for_level((u8p_isa)lvl);
+    u8p_D = (const u8p_dec_kernels *)t;
     return PyUnicode_FromString(prev);
 }
 

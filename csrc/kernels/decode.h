@@ -172,9 +172,6 @@ int u8p_dec_kernels_variants(u8p_isa level, const u8p_dec_kernels **out, int max
 /* A table's id: its level's name, or for the AVX-512 tables "avx512-bw",
  * "avx512-vbmi2", "avx512-mixed" (the testing hook's names). */
 const char *u8p_dec_kernels_id(const u8p_dec_kernels *k);
-/* Every decode table this CPU runs, scalar first, up to max; returns how
- * many (the testing hook's list). */
-int u8p_dec_kernel_tables(const u8p_dec_kernels **out, int max);
 
 #ifdef __cplusplus
 }

@@ -66,27 +66,20 @@ const char *
 u8p_dec_kernels_id(const u8p_dec_kernels *k)
 {
 #if U8P_X86_SIMD
-    if (k == &u8p_dec_kernels_avx512)
-        return "avx512-bw";
-    if (k == &u8p_dec_kernels_avx512_vbmi2)
-        return "avx512-vbmi2";
-    if (k == &u8p_dec_kernels_avx512_mixed)
-        return "avx512-mixed";
+    static const struct {
+        const u8p_dec_kernels *k;
+        const char *id;
+    } ids[] = {
+        {&u8p_dec_kernels_avx512, "avx512-bw"},
+        {&u8p_dec_kernels_avx512_vbmi2, "avx512-vbmi2"},
+        {&u8p_dec_kernels_avx512_mixed, "avx512-mixed"},
+    };
+    size_t i;
+    for (i = 0; i < sizeof ids / sizeof ids[0]; i++)
+        if (ids[i].k == k)
+            return ids[i].id;
 #endif
     return k->name;
-}
-
-int
-u8p_dec_kernel_tables(const u8p_dec_kernels **out, int max)
-{
-    int lvl, n = 0;
-    for (lvl = 0; lvl < U8P_ISA_COUNT; lvl++) {
-        const u8p_dec_kernels *v[4] = {NULL};
-        int j, nv = u8p_dec_kernels_variants((u8p_isa)lvl, v, 4);
-        for (j = 0; j < nv && n < max; j++)
-            out[n++] = v[j];
-    }
-    return n;
 }
 
 /* Whether selection without a cap goes up to the AVX-512 decoders: yes,
