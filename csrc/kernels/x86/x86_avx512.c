@@ -52,17 +52,21 @@
 /* Four loads a step: the loop is bound by reading the input (two passes
  * over a long str, this one and the encoder's, stream it from L2), not by
  * one mask's trip to a general register; the tail is one masked load. */
+U8P_AVX512_INL size_t
+high_bytes64(const uint8_t *p)
+{
+    return (size_t)__builtin_popcountll(_mm512_movepi8_mask(_mm512_loadu_si512(p)));
+}
+
 U8P_AVX512 static size_t
 avx512_len_ucs1(const uint8_t *src, size_t n)
 {
     size_t i = 0, high = 0;
     for (; i + 256 <= n; i += 256)
-        high += (size_t)__builtin_popcountll(_mm512_movepi8_mask(_mm512_loadu_si512(src + i)))
-                + (size_t)__builtin_popcountll(_mm512_movepi8_mask(_mm512_loadu_si512(src + i + 64)))
-                + (size_t)__builtin_popcountll(_mm512_movepi8_mask(_mm512_loadu_si512(src + i + 128)))
-                + (size_t)__builtin_popcountll(_mm512_movepi8_mask(_mm512_loadu_si512(src + i + 192)));
+        high += high_bytes64(src + i) + high_bytes64(src + i + 64) + high_bytes64(src + i + 128)
+                + high_bytes64(src + i + 192);
     for (; i + 64 <= n; i += 64)
-        high += (size_t)__builtin_popcountll(_mm512_movepi8_mask(_mm512_loadu_si512(src + i)));
+        high += high_bytes64(src + i);
     if (i < n)
         high += (size_t)__builtin_popcountll(
             _mm512_movepi8_mask(_mm512_maskz_loadu_epi8(u8p_low_bits64(n - i), src + i)));
@@ -378,12 +382,13 @@ ucs1_block_compress(__m512i v, uint64_t na, uint8_t *d)
     __m512i a = _mm512_or_si512(_mm512_slli_epi16(iv, 8), _mm512_set1_epi16(0xC2));
     a = _mm512_mask_add_epi16(a, (__mmask32)top, a, _mm512_set1_epi16((short)0xC001));
     /* second half, from the high bytes: (iv & FF00) ^ (C2, or C3 and 0x40) */
-    const __m512i lead_b = _mm512_mask_blend_epi16((__mmask32)(top >> 32), _mm512_set1_epi16(0x00C2),
-                                                   _mm512_set1_epi16(0x40C3));
+    const __m512i lead_b = _mm512_mask_blend_epi16(
+        (__mmask32)(top >> 32), _mm512_set1_epi16(0x00C2), _mm512_set1_epi16(0x40C3));
     __m512i b = _mm512_ternarylogic_epi32(iv, _mm512_set1_epi16((short)0xFF00), lead_b, 0x6A);
     /* keep each continuation, and a lead where its byte is >= 0x80 */
     const __mmask64 keep_a = _mm512_movepi8_mask(_mm512_or_si512(iv, sign_hi));
-    const __mmask64 keep_b = _mm512_movepi8_mask(_mm512_or_si512(_mm512_srli_epi16(iv, 8), sign_hi));
+    const __mmask64 keep_b =
+        _mm512_movepi8_mask(_mm512_or_si512(_mm512_srli_epi16(iv, 8), sign_hi));
     const size_t na_a = 32 + (size_t)__builtin_popcount((uint32_t)na);
     _mm512_storeu_si512((void *)d, _mm512_maskz_compress_epi8(keep_a, a));
     _mm512_storeu_si512((void *)(d + na_a), _mm512_maskz_compress_epi8(keep_b, b));
@@ -454,10 +459,11 @@ vbmi2_long_ucs1(const uint8_t *src, size_t n, uint8_t *dst)
  * (bench/c/bench_kernels.c, README "x86 kernels").  UCS1: the masked
  * VBMI2 encoder below 128 units (no scalar tail, no buffer round trip),
  * AVX2's block encoder to 256, the long UCS1 loop above (its block types
- * pay off once a string holds a few blocks); the 512-bit UCS1 length.  UCS2: VBMI2 below
- * 320 units, AVX2 above, and AVX2's length: on text below U+0800
- * (Cyrillic, ...) AVX2's two-byte step catches up with VBMI2 at about 300
- * units and wins on longer strings; on CJK VBMI2 wins at every size.
+ * pay off once a string holds a few blocks); the 512-bit UCS1 length.
+ * UCS2: VBMI2 below 320 units, AVX2 above, and AVX2's length: on text
+ * below U+0800 (Cyrillic, ...) AVX2's two-byte step catches up with VBMI2
+ * at about 300 units and wins on longer strings; on CJK VBMI2 wins at
+ * every size.
  * UCS4: VBMI2 at every size, encoder and length.  Without VBMI2, AVX2's
  * encoders.
  */
