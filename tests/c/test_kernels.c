@@ -255,10 +255,10 @@ main(void)
                 }
             }
         }
-        /* the long UCS1 loops' block types: ASCII blocks, one Latin-1
-         * byte at every position of a block, two of them in the same half
-         * or across the halves of a 64-byte block, in a run long enough
-         * for the two-block steps */
+        /* the long UCS1 loops' block types, in a run long enough for the
+         * two-block steps: ASCII blocks, and one Latin-1 byte at every
+         * position of a block, then a second one beside it, then a third
+         * 33 units on (in the block's other half, or the next block) */
         if (kind == 1) {
             n = 448;
             for (p = 0; p < n; p++) {
