@@ -691,10 +691,8 @@ dec_table(const std::vector<Workload> &ws, int repeats, double min_loop)
         for (int j = 0; j < nt; j++) {
             if (t[j] == def)
                 def_idx = (int)cs.size();
-            std::string id = t[j]->name;
-            if (lv == U8P_ISA_AVX512 && nt > 1)
-                id += j == 0 ? "_vbmi2" : "_bw";
-            cs.push_back({id, t[j]});
+            /* the ids _set_decode_isa takes: avx512-mixed, -vbmi2, -bw */
+            cs.push_back({u8p_dec_kernels_id(t[j]), t[j]});
         }
     }
     if (def_idx < 0)
