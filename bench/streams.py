@@ -25,6 +25,17 @@ the rows time the readers, not a Python loop):
                   many "x" as its UTF-8 has bytes (same framing, same record
                   sizes): no target; what stream_batches costs above it is
                   what validating and transcoding the names costs
+  floor_batches   no reader and no file: as many new strs as the file has
+                  records, each a copy of its corpus name (same kind, length
+                  and code points) from one packed buffer, made by
+                  bench/c/str_floor.c in lists of 65536, each dropped when
+                  the next is full: what any reader of these records into
+                  batches of str pays for the objects alone (no target;
+                  built with the C compiler and CPython's headers at run
+                  time, left out without them)
+  readinto        no reader: the file read with readinto in read_size
+                  chunks into one buffer, what every pull reader pays for
+                  the bytes alone (no target)
 Writing rows (--names N, 10 M in --full, 2 M in --quick, from a generator):
   stream_writer   StreamWriter(file).write_strings(gen); close()
   buffer_writer   BufferWriter().write_strings(gen); file.write(memoryview(writer))
@@ -102,7 +113,32 @@ def make_files(folder, mb):
     return blob, packed, twin, reps * len(base), longest
 
 
-def reader_rows(blob, packed, twin):
+def load_str_floor(folder):
+    """bench/c/str_floor.c built into folder and imported, or None (with a
+    note) when there is no C compiler or no CPython headers."""
+    import importlib.util
+    import sysconfig
+
+    src = os.path.join(HERE, "c", "str_floor.c")
+    out = os.path.join(folder, "str_floor" + (sysconfig.get_config_var("EXT_SUFFIX") or ".so"))
+    cc = (sysconfig.get_config_var("CC") or "cc").split()[0]
+    cmd = [os.environ.get("CC", cc), "-O2", "-shared", "-fPIC",
+           "-I" + sysconfig.get_paths()["include"], src, "-o", out]
+    try:
+        r = subprocess.run(cmd, capture_output=True, text=True)
+    except OSError as e:
+        log(f"note: floor_batches left out: {e}")
+        return None
+    if r.returncode:
+        log(f"note: floor_batches left out: {' '.join(cmd)} failed:\n{r.stderr}")
+        return None
+    spec = importlib.util.spec_from_file_location("str_floor", out)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def reader_rows(blob, packed, twin, floor=None, nrec=0):
     import utf8pfx
 
     def mmap_iter():
@@ -156,6 +192,21 @@ def reader_rows(blob, packed, twin):
                 collections.deque(msgpack.Unpacker(f, read_size=READ_SIZE), maxlen=0)
 
         rows["msgpack"] = msgpack_unpacker
+    if floor is not None:
+        floor.prepare(list(workloads.cldr_names()))
+
+        def floor_batches():
+            floor.build(nrec, BATCH)
+
+        rows["floor_batches"] = floor_batches
+
+    def readinto():
+        with open(blob, "rb", buffering=0) as f:
+            buf = bytearray(READ_SIZE)
+            while f.readinto(buf):
+                pass
+
+    rows["readinto"] = readinto
     return rows
 
 
@@ -272,12 +323,16 @@ def main(argv=None):
         print(f"input: {nrec} records of cldr_names.tsv (repeated), "
               f"{os.path.getsize(blob) >> 20} MB; read_size {READ_SIZE}; "
               f"{mode['rounds']} rounds + {mode['warmup']} warm-up, rows interleaved, wall time")
-        rmed, _ = measure(reader_rows(blob, packed, twin), mode["rounds"], mode["warmup"])
+        floor = load_str_floor(folder)
+        rmed, _ = measure(reader_rows(blob, packed, twin, floor, nrec), mode["rounds"],
+                          mode["warmup"])
         print("\n| reading row | M records/s | ms/run | peak RSS growth MB |")
         print("|---|--:|--:|--:|")
         rss = {}
         for k, v in rmed.items():
-            rss[k] = peak_rss("reader", k, folder, (blob, packed, twin))
+            # the floor rows are no readers: their memory is not a reader's
+            rss[k] = None if k in ("floor_batches", "readinto") else peak_rss(
+                "reader", k, folder, (blob, packed, twin))
             print(f"| {k} | {nrec / v * 1e3:.1f} | {v / 1e6:.0f} | "
                   f"{'?' if rss[k] is None else '%.1f' % (rss[k] / 2**20)} |")
         wmed, _ = measure(writer_rows(folder, nnames), mode["rounds"], mode["warmup"])
@@ -309,6 +364,17 @@ def main(argv=None):
                            rmed["msgpack"] / rmed["stream_batches"], 3))
             print(f"ascii_batches: {rmed['msgpack'] / rmed['ascii_batches']:.2f}x msgpack's "
                   "records per second")
+        if "floor_batches" in rmed:
+            # no target: how close the batches come to the objects' own cost,
+            # and where that cost puts any reader against msgpack
+            print(f"stream_batches: {rmed['floor_batches'] / rmed['stream_batches']:.2f}x "
+                  "floor_batches' records per second")
+            if "msgpack" in rmed:
+                fl = rmed["floor_batches"] + rmed["readinto"]
+                print(f"floor_batches: {rmed['msgpack'] / rmed['floor_batches']:.2f}x msgpack's "
+                      "records per second; floor_batches + readinto (the most a pull reader "
+                      f"into batches of new strs reaches here): {rmed['msgpack'] / fl:.2f}x; "
+                      f"stream_batches: {fl / rmed['stream_batches']:.2f}x that")
         print("\n| target | measured | met |")
         print("|---|--:|:-:|")
         for name, val, want in checks:
