@@ -179,6 +179,31 @@ def test_simdutf_comparison_asks_for_a_source_and_downloads_nothing(tmp_path, mo
     assert os.listdir(str(tmp_path)) == []
 
 
+STREAMS = os.path.join(ROOT, "bench", "streams.py")
+
+
+@pytest.mark.skipif(not os.path.isfile(STREAMS), reason="needs the repository's bench/")
+def test_stream_floor_builds_new_copies_of_each_name_in_batches(tmp_path, monkeypatch):
+    """bench --streams' floor row: str_floor.build makes `total` new strs,
+    copies of the prepared ones cycled (same kind, length and code points),
+    in lists of `batch`, and returns the last list."""
+    monkeypatch.syspath_prepend(ROOT)
+    floor = importlib.import_module("bench.streams").load_str_floor(str(tmp_path))
+    if floor is None:
+        pytest.skip("no C compiler or no CPython headers here")
+    names = ["a", "\xe9t\xe9", "\u20ac x", "\U0001f600!", "", "x" * 300]
+    floor.prepare(names)
+    assert floor.build(len(names), len(names)) == names
+    last = floor.build(2 * len(names) + 2, 4)  # 14 strs: lists of 4, 4, 4, 2
+    assert last == names[:2]
+    assert all(a is not b for a, b in zip(last, names))
+    assert floor.build(3, 1) == [names[2]]
+    with pytest.raises(ValueError):
+        floor.build(3, 0)
+    with pytest.raises(TypeError):
+        floor.prepare(["a", b"b"])
+
+
 @pytest.fixture
 def ab(monkeypatch):
     """bench.ab, imported from this checkout (the installed utf8pfx first:
