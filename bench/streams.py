@@ -28,7 +28,7 @@ the rows time the readers, not a Python loop):
   floor_batches   no reader and no file: as many new strs as the file has
                   records, each a copy of its corpus name (same kind, length
                   and code points) from one packed buffer, made by
-                  bench/c/str_floor.c in lists of 65536, each dropped when
+                  bench/ext/str_floor.c in lists of 65536, each dropped when
                   the next is full: what any reader of these records into
                   batches of str pays for the objects alone (no target;
                   built with the C compiler and CPython's headers at run
@@ -114,12 +114,12 @@ def make_files(folder, mb):
 
 
 def load_str_floor(folder):
-    """bench/c/str_floor.c built into folder and imported, or None (with a
+    """bench/ext/str_floor.c built into folder and imported, or None (with a
     note) when there is no C compiler or no CPython headers."""
     import importlib.util
     import sysconfig
 
-    src = os.path.join(HERE, "c", "str_floor.c")
+    src = os.path.join(HERE, "ext", "str_floor.c")
     out = os.path.join(folder, "str_floor" + (sysconfig.get_config_var("EXT_SUFFIX") or ".so"))
     cc = (sysconfig.get_config_var("CC") or "cc").split()[0]
     cmd = [os.environ.get("CC", cc), "-O2", "-shared", "-fPIC",

@@ -271,6 +271,32 @@ main(void)
                 run(kind, n, "three latin1 across the halves of a block");
             }
         }
+        /* the long two-byte UCS2 loop (AMD's pass forms): two-byte text
+         * with a unit from U+0800, or a surrogate, at a position (the loop's
+         * lanes step; a surrogate is noted there), and with four such
+         * blocks within eight (the hand-over to AVX2's loop) or three (no
+         * hand-over), at lengths around its stop 64 units before the end */
+        if (kind == 2) {
+            static const size_t lens[] = {320, 383, 700, 1111};
+            size_t li2;
+            for (li2 = 0; li2 < sizeof lens / sizeof lens[0]; li2++) {
+                n = lens[li2];
+                for (p = 0; p < n; p += 5) {
+                    fill_mix(kind, &mixes[3], n);
+                    cps[p] = cp_of(C_THREE);
+                    run(kind, n, "one 3byte in 2byte text");
+                    cps[p] = cp_of(C_SURR);
+                    run(kind, n, "one surrogate in 2byte text");
+                    if (p + 120 >= n)
+                        continue;
+                    cps[p + 40] = cp_of(C_THREE);
+                    cps[p + 80] = cp_of(C_SURR);
+                    run(kind, n, "three blocks from U+0800 in 2byte text");
+                    cps[p + 120] = cp_of(C_THREE);
+                    run(kind, n, "four blocks from U+0800 in 2byte text");
+                }
+            }
+        }
         /* runs ending exactly at (and around) vector boundaries: ASCII
          * prefix of length a, then a run of b units of one class */
         for (cls = 1; cls < C_NCLASS; cls++) {

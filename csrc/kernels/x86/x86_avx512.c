@@ -461,9 +461,10 @@ vbmi2_long_ucs1(const uint8_t *src, size_t n, uint8_t *dst)
  * AVX2's block encoder to 256, the long UCS1 loop above (its block types
  * pay off once a string holds a few blocks); the 512-bit UCS1 length.
  * UCS2: VBMI2 below 320 units, AVX2 above, and AVX2's length: on text
- * below U+0800 (Cyrillic, ...) AVX2's two-byte step catches up with VBMI2
- * at about 300 units and wins on longer strings; on CJK VBMI2 wins at
- * every size.
+ * below U+0800 (Cyrillic, ...) AVX2's two-byte step catches up with VBMI2's
+ * general step at about 300 units and wins on longer strings; on CJK VBMI2
+ * wins at every size.  The pass forms (a long str's one pass) take the
+ * long two-byte loop below from 320 units, which hands CJK to AVX2.
  * UCS4: VBMI2 at every size, encoder and length.  Without VBMI2, AVX2's
  * encoders.
  */
@@ -497,10 +498,79 @@ DEFINE_BY_SIZE(avx512_enc2, uint16_t, AVX512_SHORT_UCS2, vbmi2_enc_ucs2, u8p_avx
 DEFINE_BY_SIZE(avx512_enc2_room, uint16_t, AVX512_SHORT_UCS2, vbmi2_enc_ucs2,
                u8p_avx2_enc_ucs2_room)
 
+/*
+ * Long UCS2 in the pass forms (what the writer runs on a long str), on
+ * AMD's cores.  Text below U+0800 (Latin, Greek, Cyrillic, Armenian,
+ * Hebrew, Arabic, ...) takes a two-byte step of 32 units: each 16-bit lane
+ * holds its unit (below U+0080) or its [lead, trail], and one byte compress
+ * keeps every low byte and the high bytes that are not zero (a unit below
+ * U+0080 has a zero high byte, a trail byte never is one; U+0000 is a low
+ * byte, kept).  The count comes from the compare mask (32 units plus one
+ * per unit from U+0080) rather than from the compress mask: on these cores
+ * each mask's trip to a general register costs, and the compare's is
+ * needed anyway.  The ASCII blocks of such text take the same step (a
+ * branch for them mispredicts more than it saves).  A block with a unit
+ * from U+0800 (a dash or a quotation mark, now and then) takes the lanes
+ * step, two groups of 16 in 32-bit lanes, and notes its surrogates; where
+ * such blocks are common (half of the last eight: CJK) the rest goes to
+ * AVX2's loop, whose three-byte step is the faster there.  Each two-byte
+ * step stores a whole vector, reaching at most 32 bytes past its output,
+ * which the next 32 units (a byte each at least) cover: the loop stops
+ * while 64 units are left, and AVX2's loop finishes.
+ */
+U8P_VBMI2 static size_t
+mixed_long_ucs2_pass(const uint16_t *src, size_t n, uint8_t *dst, int *surr)
+{
+    const __m512i k3f = _mm512_set1_epi16(0x3F), k80c0 = _mm512_set1_epi16((short)0x80C0);
+    const __m512i k80 = _mm512_set1_epi16(0x80), k800 = _mm512_set1_epi16(0x800);
+    const __m512i kF800 = _mm512_set1_epi16((short)0xF800);
+    const __m512i kD800 = _mm512_set1_epi16((short)0xD800);
+    const u8p_vbmi2_tab t = u8p_vbmi2_tab_make();
+    uint8_t *d = dst;
+    size_t i = 0;
+    unsigned wide = 0; /* a bit a block, the last one lowest: from U+0800 */
+    int any = 0, rest = 0;
+    for (; n - i >= 64; i += 32) {
+        const __m512i v = _mm512_loadu_si512(src + i);
+        __mmask32 big;
+        __m512i w;
+        if (_mm512_cmpge_epu16_mask(v, k800)) {
+            any |= _mm512_cmpeq_epi16_mask(_mm512_and_si512(v, kF800), kD800) != 0;
+            d += u8p_vbmi2_lanes_store(&t, _mm512_cvtepu16_epi32(_mm512_castsi512_si256(v)),
+                                       (__mmask16)0xFFFF, d);
+            d += u8p_vbmi2_lanes_store(&t, _mm512_cvtepu16_epi32(_mm512_extracti64x4_epi64(v, 1)),
+                                       (__mmask16)0xFFFF, d);
+            wide = wide << 1 | 1;
+            if (__builtin_popcount(wide & 0xFF) >= 4) {
+                i += 32;
+                break;
+            }
+            continue;
+        }
+        wide <<= 1;
+        big = _mm512_cmpge_epu16_mask(v, k80);
+        /* [0xC0 | c >> 6, 0x80 | (c & 0x3F)], little-endian */
+        w = _mm512_mask_blend_epi16(
+            big, v,
+            _mm512_ternarylogic_epi32(_mm512_srli_epi16(v, 6),
+                                      _mm512_slli_epi16(_mm512_and_si512(v, k3f), 8), k80c0,
+                                      0xFE));
+        _mm512_storeu_si512(
+            (void *)d,
+            _mm512_maskz_compress_epi8(
+                _mm512_test_epi8_mask(w, w) | (__mmask64)0x5555555555555555ull, w));
+        d += 32 + (size_t)__builtin_popcount(big);
+    }
+    d += u8p_avx2_enc_ucs2_pass(src + i, n - i, d, surr ? &rest : NULL);
+    if (surr)
+        *surr = any | rest;
+    return (size_t)(d - dst);
+}
+
 U8P_VBMI2 static size_t
 avx512_enc2_pass(const uint16_t *src, size_t n, uint8_t *dst, int *surr)
 {
-    return (n < AVX512_SHORT_UCS2 ? vbmi2_enc_ucs2_pass : u8p_avx2_enc_ucs2_pass)(src, n, dst, surr);
+    return (n < AVX512_SHORT_UCS2 ? vbmi2_enc_ucs2_pass : mixed_long_ucs2_pass)(src, n, dst, surr);
 }
 
 /* AVX-512 F + BW */
