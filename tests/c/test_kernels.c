@@ -277,7 +277,7 @@ main(void)
          * blocks within eight (the hand-over to AVX2's loop) or three (no
          * hand-over), at lengths around its stop 64 units before the end */
         if (kind == 2) {
-            static const size_t lens[] = {320, 383, 700, 1111};
+            static const size_t lens[] = {96, 130, 200, 320, 383, 700, 1111};
             size_t li2;
             for (li2 = 0; li2 < sizeof lens / sizeof lens[0]; li2++) {
                 n = lens[li2];

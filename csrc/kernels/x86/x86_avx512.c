@@ -464,7 +464,8 @@ vbmi2_long_ucs1(const uint8_t *src, size_t n, uint8_t *dst)
  * below U+0800 (Cyrillic, ...) AVX2's two-byte step catches up with VBMI2's
  * general step at about 300 units and wins on longer strings; on CJK VBMI2
  * wins at every size.  The pass forms (a long str's one pass) take the
- * long two-byte loop below from 320 units, which hands CJK to AVX2.
+ * long two-byte loop below from 96 units (MIXED_TWO_UCS2), which hands CJK
+ * back to VBMI2 below 320 units and to AVX2 above.
  * UCS4: VBMI2 at every size, encoder and length.  Without VBMI2, AVX2's
  * encoders.
  */
@@ -513,11 +514,16 @@ DEFINE_BY_SIZE(avx512_enc2_room, uint16_t, AVX512_SHORT_UCS2, vbmi2_enc_ucs2,
  * from U+0800 (a dash or a quotation mark, now and then) takes the lanes
  * step, two groups of 16 in 32-bit lanes, and notes its surrogates; where
  * such blocks are common (half of the last eight: CJK) the rest goes to
- * AVX2's loop, whose three-byte step is the faster there.  Each two-byte
- * step stores a whole vector, reaching at most 32 bytes past its output,
- * which the next 32 units (a byte each at least) cover: the loop stops
- * while 64 units are left, and AVX2's loop finishes.
+ * AVX2's loop, whose three-byte step is the faster there on long input
+ * (below AVX512_SHORT_UCS2 units, to VBMI2's steps, as a str that short
+ * would).  Each two-byte step stores a whole vector, reaching at most 32
+ * bytes past its output, which the next 32 units (a byte each at least)
+ * cover: the loop stops while 64 units are left, and VBMI2's steps finish.
  */
+/* from here on the loop is the faster on two-byte text (Cyrillic, Latin
+ * Extended), one compress per 32 units against VBMI2's general step per
+ * 16, and it hands CJK back to VBMI2's steps after a few blocks */
+#define MIXED_TWO_UCS2 96
 U8P_VBMI2 static size_t
 mixed_long_ucs2_pass(const uint16_t *src, size_t n, uint8_t *dst, int *surr)
 {
@@ -561,7 +567,10 @@ mixed_long_ucs2_pass(const uint16_t *src, size_t n, uint8_t *dst, int *surr)
                 _mm512_test_epi8_mask(w, w) | (__mmask64)0x5555555555555555ull, w));
         d += 32 + (size_t)__builtin_popcount(big);
     }
-    d += u8p_avx2_enc_ucs2_pass(src + i, n - i, d, surr ? &rest : NULL);
+    /* the last 32..63 units, or, handed over, the rest: VBMI2's steps
+     * below AVX512_SHORT_UCS2 units, as the table does for a str */
+    d += (n - i < AVX512_SHORT_UCS2 ? vbmi2_enc_ucs2_pass : u8p_avx2_enc_ucs2_pass)(
+        src + i, n - i, d, surr ? &rest : NULL);
     if (surr)
         *surr = any | rest;
     return (size_t)(d - dst);
@@ -570,7 +579,7 @@ mixed_long_ucs2_pass(const uint16_t *src, size_t n, uint8_t *dst, int *surr)
 U8P_VBMI2 static size_t
 avx512_enc2_pass(const uint16_t *src, size_t n, uint8_t *dst, int *surr)
 {
-    return (n < AVX512_SHORT_UCS2 ? vbmi2_enc_ucs2_pass : mixed_long_ucs2_pass)(src, n, dst, surr);
+    return (n < MIXED_TWO_UCS2 ? vbmi2_enc_ucs2_pass : mixed_long_ucs2_pass)(src, n, dst, surr);
 }
 
 /* AVX-512 F + BW */
