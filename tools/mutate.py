@@ -247,8 +247,12 @@ MUTANTS = [
      "the AVX2 short decoder lets an encoded surrogate (ED A0..BF) through and "
      "refuses ED 80..9F"),
     ("M69", "csrc/kernels/x86/decode_x86.c",
-     "    hi = SHORT_MASK(MSB) & live;",
-     "    hi = SHORT_MASK(MSB);",
+     "    hi = SHORT_MASK(MSB) & live;\n    if (!hi) { /* ASCII (the reader takes those up to 32 bytes "
+     "inline) */\n        d = (uint8_t *)alloc(ctx, n, 0x7F);\n        if (d == NULL)\n"
+     "            return -2;\n        copy_small(d, s, n);",
+     "    hi = SHORT_MASK(MSB);\n    if (!hi) { /* ASCII (the reader takes those up to 32 bytes "
+     "inline) */\n        d = (uint8_t *)alloc(ctx, n, 0x7F);\n        if (d == NULL)\n"
+     "            return -2;\n        copy_small(d, s, n);",
      "the AVX2 short decoder takes a non-ASCII byte it may read after the payload "
      "as the payload's"),
     ("M70", "csrc/stream/stream_writer.c",
@@ -284,6 +288,11 @@ MUTANTS = [
      "_mm256_and_si256(_mm256_shuffle_epi8(t, gather), _mm256_set1_epi32(0x3F3F3FFF))",
      "_mm256_shuffle_epi8(t, gather)",
      "the AVX2 4-byte short path lets the bytes after a lane's lead keep their lead bits"),
+    ("M78", "csrc/kernels/x86/decode_x86.c",
+     "dec23_store(d + 2 * k0, c1, k - k0, 2);",
+     "dec23_store(d + 2 * k0, c1, k - k0 - 1, 2);",
+     "the word-compress short decoder leaves the last code point of a UCS2 payload of over "
+     "32 bytes unwritten"),
 ]
 
 # The README's test command (the default set: pyproject's addopts leave the

@@ -961,18 +961,6 @@ avx2_dec_short(const uint8_t *s, size_t n, size_t avail, u8p_dec_alloc alloc, vo
                   : avx2_dec_short_in(s, n, avail, alloc, ctx, 0, 0);
 }
 
-/* The mixed table's (AMD's): AVX2's 16-bit lanes, and the VBMI decoder for
- * payloads with a 4-byte sequence.  On AMD's AVX-512 cores each of the VBMI
- * decoder's masks costs a trip to a general register, and it has many:
- * AVX2's decoder is the faster up to 3-byte sequences, the VBMI one (one
- * vpermb gather of 32-bit lanes) above. */
-T_AVX2 static ptrdiff_t
-mixed_dec_short(const uint8_t *s, size_t n, size_t avail, u8p_dec_alloc alloc, void *ctx)
-{
-    return n > 32 ? avx2_dec_short_in(s, n, avail, alloc, ctx, 1, 1)
-                  : avx2_dec_short_in(s, n, avail, alloc, ctx, 0, 1);
-}
-
 /*
  * Payloads with a byte F0..FF: every code point in a 32-bit lane, as the
  * str they make is UCS4 anyway.  The masks check the structure as above,
@@ -1080,9 +1068,143 @@ avx2_dec_short4(const uint8_t *s, size_t n, size_t avail, u8p_dec_alloc alloc, v
     return n > 32 ? avx2_dec_short4_in(s, n, avail, alloc, ctx, 1)
                   : avx2_dec_short4_in(s, n, avail, alloc, ctx, 0);
 }
+
+/*
+ * The mixed table's short decoder (AMD's AVX-512 cores), for payloads up to
+ * 3-byte sequences.  The masks of the bytes come as AVX2's decoder makes
+ * them, movemasks straight into general registers (on these cores a mask
+ * register's trip to a general one costs, the other way does not), and
+ * check the structure and the values the same way.  Then each byte's
+ * position becomes a 16-bit lane (32 a vector) holding the code point of a
+ * sequence that would start there, made from the byte and the next two
+ * (widened from loads at +0, +1, +2): a unit, a 2-byte or a 3-byte value,
+ * picked by the lead masks; one word compress keeps the lanes of the
+ * leads, in order, and they go to the str with one masked store (narrowed
+ * to bytes for a Latin-1 payload).  No stack block and no table of
+ * shuffles: the call to alloc comes last, and the one or two compressed
+ * vectors live across it.  Payloads with a byte F0..FF, and those too
+ * near the end of the caller's buffer for the loads, take the AVX2
+ * decoder's road (which hands 4-byte payloads to the VBMI decoder).
+ */
+
+/* bytes from the payload's start the loads read: 32 a vector of masks,
+ * and 32 from +2 for the last vector's third bytes */
+#define SHORT23_READ 66
+
+T_VBMI2 U8P_ALWAYS_INLINE __m512i
+dec23_lanes(const uint8_t *b, uint32_t l2, uint32_t l3)
+{
+    const __m512i k3f = _mm512_set1_epi16(0x3F);
+    const __m512i w0 = _mm512_cvtepu8_epi16(_mm256_loadu_si256((const __m256i *)b));
+    const __m512i w1 = _mm512_cvtepu8_epi16(_mm256_loadu_si256((const __m256i *)(b + 1)));
+    /* 110xxxxx 10yyyyyy: (b0 & 0x1F) << 6 | (b1 & 0x3F) */
+    __m512i c = _mm512_ternarylogic_epi32(
+        _mm512_slli_epi16(_mm512_and_si512(w0, _mm512_set1_epi16(0x1F)), 6), w1, k3f,
+        0xF8); /* a | (b & c) */
+    c = _mm512_mask_blend_epi16((__mmask32)l2, w0, c);
+    if (l3) { /* 1110xxxx 10yyyyyy 10zzzzzz: what is above bit 15 shifts out */
+        const __m512i w2 = _mm512_cvtepu8_epi16(_mm256_loadu_si256((const __m256i *)(b + 2)));
+        const __m512i c3 = _mm512_ternarylogic_epi32(
+            _mm512_slli_epi16(w0, 12), _mm512_slli_epi16(_mm512_and_si512(w1, k3f), 6),
+            _mm512_and_si512(w2, k3f), 0xFE); /* a | b | c */
+        c = _mm512_mask_blend_epi16((__mmask32)l3, c, c3);
+    }
+    return c;
+}
+
+T_VBMI2 U8P_ALWAYS_INLINE void
+dec23_store(uint8_t *d, __m512i c, size_t k, int w)
+{
+    if (w == 1)
+        _mm512_mask_storeu_epi8(d, u8p_low_bits64(k),
+                                _mm512_castsi256_si512(_mm512_cvtepi16_epi8(c)));
+    else
+        _mm512_mask_storeu_epi16(d, (__mmask32)u8p_low_bits64(k), c);
+}
+
+T_VBMI2 U8P_ALWAYS_INLINE ptrdiff_t
+vbmi2_dec_short23_in(const uint8_t *s, size_t n, size_t avail, u8p_dec_alloc alloc, void *ctx,
+                     const int two)
+{
+    const uint64_t live = n >= 64 ? ~(uint64_t)0 : ((uint64_t)1 << n) - 1;
+    __m256i v0, v1;
+    uint64_t hi, cont, lead, ge_e0, l2, l3, bad, keep;
+    uint32_t maxcp;
+    size_t k, k0;
+    __m512i c0, c1 = _mm512_setzero_si512();
+    uint8_t *d;
+
+    if (avail < SHORT23_READ)
+        return avx2_dec_short_in(s, n, avail, alloc, ctx, two, 1);
+    v0 = _mm256_loadu_si256((const __m256i *)s);
+    v1 = two ? _mm256_loadu_si256((const __m256i *)(s + 32)) : _mm256_setzero_si256();
+    hi = SHORT_MASK(MSB) & live;
+    if (!hi) { /* ASCII (the reader takes those up to 32 bytes inline) */
+        d = (uint8_t *)alloc(ctx, n, 0x7F);
+        if (d == NULL)
+            return -2;
+        _mm512_mask_storeu_epi8(d, u8p_low_bits64(n),
+                                _mm512_inserti64x4(_mm512_castsi256_si512(v0), v1, 1));
+        return (ptrdiff_t)n;
+    }
+    ge_e0 = SHORT_MASK(GE_E0) & hi;
+    if (ge_e0 && SHORT_MASK(GE_F0) & ge_e0)
+        return avx2_dec_short_in(s, n, avail, alloc, ctx, two, 1);
+    cont = SHORT_MASK(IS_CONT) & live;
+    lead = live & ~cont;
+    l3 = ge_e0;
+    l2 = lead & hi & ~l3;
+    /* as AVX2's decoder: each lead's continuation bytes inside the
+     * payload, and exactly those */
+    if ((n > 62 && ((l2 | l3) & ~(live >> 1) || l3 & ~(live >> 2))) ||
+        ((l2 | l3) << 1 | l3 << 2) != cont)
+        return -1;
+    bad = SHORT_MASK(LT_C2) & l2; /* C0, C1: overlong */
+    if (l3) {
+        const uint64_t lt_a0 = SHORT_MASK(LT_A0) & cont;
+        bad |= (SHORT_MASK(IS_E0) & l3) << 1 & lt_a0;         /* E0 80..9F */
+        bad |= (SHORT_MASK(IS_ED) & l3) << 1 & cont & ~lt_a0; /* ED A0..BF */
+        maxcp = 0xFFFF;
+    }
+    else
+        maxcp = SHORT_MASK(GE_C4) & l2 ? 0xFFFF : 0xFF;
+    if (bad)
+        return -1;
+    keep = lead;
+    k = (size_t)__builtin_popcountll(keep);
+    k0 = (size_t)__builtin_popcount((uint32_t)keep);
+    c0 = _mm512_maskz_compress_epi16((__mmask32)keep,
+                                     dec23_lanes(s, (uint32_t)l2, (uint32_t)l3));
+    if (two)
+        c1 = _mm512_maskz_compress_epi16(
+            (__mmask32)(keep >> 32),
+            dec23_lanes(s + 32, (uint32_t)(l2 >> 32), (uint32_t)(l3 >> 32)));
+    d = (uint8_t *)alloc(ctx, k, maxcp);
+    if (d == NULL)
+        return -2;
+    if (maxcp == 0xFF) {
+        dec23_store(d, c0, k0, 1);
+        if (two)
+            dec23_store(d + k0, c1, k - k0, 1);
+    }
+    else {
+        dec23_store(d, c0, k0, 2);
+        if (two)
+            dec23_store(d + 2 * k0, c1, k - k0, 2);
+    }
+    return (ptrdiff_t)k;
+}
+
+T_VBMI2 static ptrdiff_t
+vbmi2_dec_short23(const uint8_t *s, size_t n, size_t avail, u8p_dec_alloc alloc, void *ctx)
+{
+    return n > 32 ? vbmi2_dec_short23_in(s, n, avail, alloc, ctx, 1)
+                  : vbmi2_dec_short23_in(s, n, avail, alloc, ctx, 0);
+}
 #undef SHORT_MASK
 #undef MSB
 #undef SHORT_READ
+#undef SHORT23_READ
 #undef IS_CONT
 #undef GE_E0
 #undef GE_F0
@@ -1120,12 +1242,12 @@ const u8p_dec_kernels u8p_dec_kernels_avx512_vbmi2 = {
     vbmi_dec_short,
 };
 
-/* + VBMI2, on every vendor but Intel: AVX2's short decoder up to 3-byte
- * sequences (mixed_dec_short) */
+/* + VBMI2, on every vendor but Intel: the word-compress short decoder up
+ * to 3-byte sequences (vbmi2_dec_short23), AVX2's road for the rest */
 const u8p_dec_kernels u8p_dec_kernels_avx512_mixed = {
     "avx512",         avx512_scan,    vbmi2_to_ucs1,         vbmi2_to_ucs2,
     avx512_to_ucs4,   avx512_prescan, vbmi2_to_ucs1_checked, avx512_copy_ascii,
-    mixed_dec_short,
+    vbmi2_dec_short23,
 };
 
 #else /* !U8P_X86_SIMD */
