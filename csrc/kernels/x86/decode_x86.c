@@ -1150,10 +1150,13 @@ vbmi2_dec_short23_in(const uint8_t *s, size_t n, size_t avail, u8p_dec_alloc all
     ge_e0 = SHORT_MASK(GE_E0) & hi;
     if (ge_e0 && SHORT_MASK(GE_F0) & ge_e0)
         return avx2_dec_short_in(s, n, avail, alloc, ctx, two, 1);
+    /* "x & ~y" is written x ^ y where y is inside x: without BMI's andn
+     * in the target, gcc makes "& ~" a kandn in mask registers, and the
+     * trips back to general registers are what this decoder avoids */
     cont = SHORT_MASK(IS_CONT) & live;
-    lead = live & ~cont;
-    l3 = ge_e0;
-    l2 = lead & hi & ~l3;
+    lead = live ^ cont;
+    l3 = ge_e0; /* E0..EF: inside hi and lead */
+    l2 = (lead & hi) ^ l3;
     /* as AVX2's decoder: each lead's continuation bytes inside the
      * payload, and exactly those */
     if ((n > 62 && ((l2 | l3) & ~(live >> 1) || l3 & ~(live >> 2))) ||
@@ -1163,7 +1166,7 @@ vbmi2_dec_short23_in(const uint8_t *s, size_t n, size_t avail, u8p_dec_alloc all
     if (l3) {
         const uint64_t lt_a0 = SHORT_MASK(LT_A0) & cont;
         bad |= (SHORT_MASK(IS_E0) & l3) << 1 & lt_a0;         /* E0 80..9F */
-        bad |= (SHORT_MASK(IS_ED) & l3) << 1 & cont & ~lt_a0; /* ED A0..BF */
+        bad |= (SHORT_MASK(IS_ED) & l3) << 1 & (cont ^ lt_a0); /* ED A0..BF */
         maxcp = 0xFFFF;
     }
     else
