@@ -274,8 +274,9 @@ main(void)
         /* the long two-byte UCS2 loop (AMD's pass forms): two-byte text
          * with a unit from U+0800, or a surrogate, at a position (the loop's
          * lanes step; a surrogate is noted there), and with four such
-         * blocks within eight (the hand-over to AVX2's loop) or three (no
-         * hand-over), at lengths around its stop 64 units before the end */
+         * blocks within eight (the hand-over: to VBMI2's steps below 320
+         * units, to AVX2's loop above) or three (no hand-over), at lengths
+         * around its stop 64 units before the end */
         if (kind == 2) {
             static const size_t lens[] = {96, 130, 200, 320, 383, 700, 1111};
             size_t li2;
