@@ -38,7 +38,10 @@ def test_every_mutant_applies_to_the_current_sources():
     # worker's crash; without either, exit 2 is no run
     (2, "FAILED tests/t.py::test_a - AssertionError\n", "", "caught: tests/t.py::test_a"),
     (2, "", "Fatal Python error: Segmentation fault\n", "caught: crash (Fatal Python error)"),
-    (2, "", "INTERNALERROR> boom", "NOT RUN: pytest exit 2 (INTERNALERROR> boom)")])
+    (2, "", "INTERNALERROR> boom", "NOT RUN: pytest exit 2 (INTERNALERROR> boom)"),
+    # a failure whose report xdist could not send (a lone surrogate in it)
+    (3, "INTERNALERROR> E   execnet.gateway_base.DumpError: strings must be utf-8 "
+        "encodable\n", "", "caught: a failure xdist could not report (DumpError)")])
 def test_mutant_counts_as_caught_only_when_the_tests_failed(tmp_path, monkeypatch, code, out,
                                                             err, outcome):
     """A pytest that never ran the tests (usage error, nothing collected: an
