@@ -293,11 +293,6 @@ MUTANTS = [
      "dec23_store(d + 2 * k0, c1, k - k0 - 1, 2);",
      "the word-compress short decoder leaves the last code point of a UCS2 payload of over "
      "32 bytes unwritten"),
-    ("M79", "csrc/kernels/x86/decode_x86.c",
-     "        req = (l2[w] | l3[w]) << 1 | l3[w] << 2 | carry;",
-     "        req = (l2[w] | l3[w]) << 1 | l3[w] << 2;",
-     "the 65-128 byte decoder forgets what a sequence cut by its first 64 bytes asks of the "
-     "next (every such payload refused, or a stray continuation byte taken)"),
 ]
 
 # The README's test command (the default set: pyproject's addopts leave the

@@ -549,10 +549,10 @@ u8p_dec_one(const u8p_dec_kernels *k, const Str &s, uint8_t *dst)
     size_t n = s.u8len;
     u8p_scan_result r;
     size_t lead = 0;
-    if (n <= U8P_DEC_SHORT_MAX || n <= k->short_max) {
+    if (n <= U8P_DEC_SHORT_MAX) {
         /* the reader's short paths: ASCII copied inline, then the table's
-         * vector decoder (up to its short_max) or the inline loop (its code
-         * points narrowed, as the reader narrows them into the new str) */
+         * vector decoder or the inline loop (its code points narrowed, as
+         * the reader narrows them into the new str) */
         uint8_t hi = 0;
         for (size_t i = 0; i < n && n <= 32; i++)
             hi |= p[i];
@@ -561,12 +561,12 @@ u8p_dec_one(const u8p_dec_kernels *k, const Str &s, uint8_t *dst)
             return n;
         }
         ptrdiff_t got = U8P_DEC_SHORT_INLINE;
-        if (n <= k->short_max && n >= U8P_DEC_SHORT_VEC_MIN) {
+        if (k->dec_short && n >= U8P_DEC_SHORT_VEC_MIN) {
             got = k->dec_short(p, n, n + REF_SLACK, dec_room, dst);
             if (got >= 0)
                 return (size_t)got;
         }
-        if (got == U8P_DEC_SHORT_INLINE && n <= U8P_DEC_SHORT_MAX) {
+        if (got == U8P_DEC_SHORT_INLINE) {
             uint32_t cps[U8P_DEC_SHORT_MAX], mx;
             got = u8p_dec_short(p, n, cps, &mx);
             if (got >= 0) {

@@ -113,7 +113,7 @@ typedef struct u8p_dec_kernels {
     u8p_dec_status (*to_ucs1_checked)(const uint8_t *src, size_t n, uint8_t *dst,
                                       size_t cap);
     size_t (*copy_ascii)(const uint8_t *src, size_t n, uint8_t *dst);
-    /* the reader's one-pass short decoder (n <= short_max): takes
+    /* the reader's one-pass short decoder (n <= U8P_DEC_SHORT_MAX): takes
      * what u8p_dec_short in decode_short.h takes, and writes the code points
      * straight into the caller's object, in its width (u8p_dec_alloc).
      * avail >= n: the bytes from src on that may be read (the rest of the
@@ -121,16 +121,7 @@ typedef struct u8p_dec_kernels {
      * copy, but takes nothing from there.  NULL: use that inline one */
     ptrdiff_t (*dec_short)(const uint8_t *src, size_t n, size_t avail, u8p_dec_alloc alloc,
                            void *ctx);
-    /* the longest payload dec_short takes: U8P_DEC_SHORT_MAX, or up to
-     * U8P_DEC_MID_MAX for a table whose decoder goes on past it (0 without
-     * dec_short).  From U8P_DEC_SHORT_MAX + 1 bytes on, U8P_DEC_SHORT_INLINE
-     * means "take the long road": the inline loop takes no payload that
-     * long. */
-    size_t short_max;
 } u8p_dec_kernels;
-
-/* The most a table's dec_short may take (short_max). */
-#define U8P_DEC_MID_MAX 128
 
 /* The reader calls a table's dec_short from this many bytes on, the inline
  * one below.  The vector ones (AVX-512 VBMI, AVX2) have a fixed latency

@@ -572,13 +572,12 @@ decode_payload(const rd_ctx *c, Py_ssize_t off, Py_ssize_t n)
             return s;
         }
     }
-    if ((size_t)n <= u8p_D->short_max && n >= U8P_DEC_SHORT_VEC_MIN &&
-        c->enc == U8P_ENC_UTF8) {
+    if (n <= U8P_DEC_SHORT_MAX && n >= U8P_DEC_SHORT_VEC_MIN && c->enc == U8P_ENC_UTF8 &&
+        u8p_D->dec_short) {
         /* short: validated and decoded in one pass, straight into the str
          * (n >= 3: never one Latin-1 character, which would want CPython's
          * singleton); what it refuses (an error, a surrogate) goes the
-         * long way, as what it hands back from U8P_DEC_SHORT_MAX + 1 bytes
-         * on (short_max is 0 for a table without dec_short) */
+         * long way */
         PyObject *made = NULL;
         ptrdiff_t k = u8p_D->dec_short(p, (size_t)n, (size_t)(c->len - off), new_str_room, &made);
         if (k >= 0)

@@ -33,7 +33,7 @@
 /* readable bytes after the payload in the second call of a table's dec_short */
 #define SHORT_AFTER 96
 static struct {
-    uint8_t buf[SHORT_ROOM_PAD + U8P_DEC_MID_MAX * 4 + SHORT_ROOM_PAD];
+    uint8_t buf[SHORT_ROOM_PAD + U8P_DEC_SHORT_MAX * 4 + SHORT_ROOM_PAD];
     uint8_t *at;
     size_t k;
     uint32_t maxcp;
@@ -60,7 +60,7 @@ short_no_room(void *ctx, size_t k, uint32_t maxcp)
 
 static tt_entry tables[TT_MAX];
 static int ntables;
-static long failures, cases, shorts, vshorts, declined, wide, mids;
+static long failures, cases, shorts, vshorts, declined, wide;
 
 /* whether src[0:n] holds a byte >= b */
 static int
@@ -205,25 +205,23 @@ check_dec(const uint8_t *bytes, size_t n, const char *label, const uint32_t *wan
                         break;
                     }
         }
-        if (!surr && n <= U8P_DEC_MID_MAX) {
+        if (!surr && n <= U8P_DEC_SHORT_MAX) {
             /* the reader's one-pass short decoder: takes exactly what the
              * strict scan takes, with the same code points and class */
             static uint32_t cps[U8P_DEC_SHORT_MAX];
             uint32_t mx = 0;
             ptrdiff_t k;
-            if (n <= U8P_DEC_SHORT_MAX) {
-                guard_cur_level = "short one-pass";
-                k = u8p_dec_short(src, n, cps, &mx);
-                if ((k >= 0) != (rs == U8P_DEC_OK))
-                    fail("short", "one-pass accepts (got) vs scan", label, n, surr, k >= 0, rs);
-                else if (k >= 0 && ((size_t)k != ref.ncp || mx != ref.maxchar))
-                    fail("short", (size_t)k != ref.ncp ? "one-pass ncp" : "one-pass maxchar",
-                         label, n, surr, (size_t)k != ref.ncp ? (long)k : (long)mx,
-                         (size_t)k != ref.ncp ? (long)ref.ncp : (long)ref.maxchar);
-                else if (k > 0 && memcmp(cps, ref_units, (size_t)k * sizeof *cps) != 0)
-                    fail("short", "one-pass code points", label, n, surr, -1, -1);
-                shorts++;
-            }
+            guard_cur_level = "short one-pass";
+            k = u8p_dec_short(src, n, cps, &mx);
+            if ((k >= 0) != (rs == U8P_DEC_OK))
+                fail("short", "one-pass accepts (got) vs scan", label, n, surr, k >= 0, rs);
+            else if (k >= 0 && ((size_t)k != ref.ncp || mx != ref.maxchar))
+                fail("short", (size_t)k != ref.ncp ? "one-pass ncp" : "one-pass maxchar", label,
+                     n, surr, (size_t)k != ref.ncp ? (long)k : (long)mx,
+                     (size_t)k != ref.ncp ? (long)ref.ncp : (long)ref.maxchar);
+            else if (k > 0 && memcmp(cps, ref_units, (size_t)k * sizeof *cps) != 0)
+                fail("short", "one-pass code points", label, n, surr, -1, -1);
+            shorts++;
             /* and each table's own (vector) short decoder, the same way:
              * it asks for room (short_room) and writes there in the width */
             for (t = 0; t < 2 * ntables; t++) {
@@ -233,10 +231,10 @@ check_dec(const uint8_t *bytes, size_t n, const char *label, const uint32_t *wan
                  * n), then followed by bytes it may read but must not take
                  * (continuation and lead bytes that would change the
                  * result if they were taken) */
-                static uint8_t padded[U8P_DEC_MID_MAX + SHORT_AFTER];
+                static uint8_t padded[U8P_DEC_SHORT_MAX + SHORT_AFTER];
                 const uint8_t *in = src;
                 size_t q, avail = n;
-                if (!tables[t / 2].run || K->dec_short == NULL || n > K->short_max)
+                if (!tables[t / 2].run || K->dec_short == NULL)
                     continue;
                 if (t & 1) {
                     memcpy(padded, src, n);
@@ -250,21 +248,6 @@ check_dec(const uint8_t *bytes, size_t n, const char *label, const uint32_t *wan
                 room.at = room.buf + SHORT_ROOM_PAD;
                 room.asked = 0;
                 k = K->dec_short(in, n, avail, short_room, &room);
-                if (k == U8P_DEC_SHORT_INLINE && n > U8P_DEC_SHORT_MAX) {
-                    /* past the inline loop's reach: the long road, for a
-                     * payload with a byte F0..FF or too near the end of
-                     * the readable bytes; before any room, and never
-                     * with room for the loads */
-                    if (room.asked)
-                        fail(tn, "mid asked for room, then left the payload", label, n, surr,
-                             -1, -1);
-                    else if (avail >= n + SHORT_AFTER && !memchr_ge(src, n, 0xF0))
-                        fail(tn, "mid left a payload without F0..FF it had room for", label, n,
-                             surr, -1, -1);
-                    declined++;
-                    vshorts++;
-                    continue;
-                }
                 if (k == U8P_DEC_SHORT_INLINE) {
                     /* left to the inline loop (checked above): only a
                      * payload with a byte F0..FF, and before any room; the
@@ -284,7 +267,6 @@ check_dec(const uint8_t *bytes, size_t n, const char *label, const uint32_t *wan
                     continue;
                 }
                 wide += memchr_ge(src, n, 0xF0);
-                mids += n > U8P_DEC_SHORT_MAX;
                 if ((k >= 0) != (rs == U8P_DEC_OK))
                     fail(tn, "short accepts (got) vs scan", label, n, surr, k >= 0, rs);
                 else if (k >= 0 && !room.asked)
@@ -699,9 +681,7 @@ main(void)
     printf("decode kernels: %ld cases x %zu tables x 2 (surrogatepass or not): %ld failures\n",
            cases, q, failures);
     printf("short one-pass decoder (reader, <= %d bytes): %ld cases; the tables' own: %ld "
-           "(%ld with a byte F0..FF taken, %ld left to the inline loop or the long road, "
-           "%ld of %d to %d bytes)\n",
-           U8P_DEC_SHORT_MAX, shorts, vshorts, wide, declined, mids, U8P_DEC_SHORT_MAX + 1,
-           U8P_DEC_MID_MAX);
+           "(%ld with a byte F0..FF taken, %ld left to the inline loop)\n",
+           U8P_DEC_SHORT_MAX, shorts, vshorts, wide, declined);
     return failures != 0;
 }

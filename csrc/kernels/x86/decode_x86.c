@@ -1198,111 +1198,9 @@ vbmi2_dec_short23_in(const uint8_t *s, size_t n, size_t avail, u8p_dec_alloc all
     return (ptrdiff_t)k;
 }
 
-/*
- * The same from 65 to U8P_DEC_MID_MAX (128) bytes, in two windows of 64:
- * the masks of each as above, and what a lead near the first window's end
- * asks of the second carried over (its continuation bytes, and the byte
- * after an E0 or ED).  The lanes are made and stored a quarter (32 bytes)
- * at a time after alloc, from the masks kept in general registers.  A
- * payload with a byte F0..FF, or too near the end of the caller's buffer,
- * goes back to the reader's long road (U8P_DEC_SHORT_INLINE, which past
- * U8P_DEC_SHORT_MAX bytes means that).
- */
-#define MID_READ (U8P_DEC_MID_MAX + 2)
-
-T_VBMI2 U8P_ALWAYS_INLINE uint64_t
-mid_mask(__m256i m0, __m256i m1)
-{
-    return (uint64_t)(uint32_t)_mm256_movemask_epi8(m0) |
-           (uint64_t)(uint32_t)_mm256_movemask_epi8(m1) << 32;
-}
-
-T_VBMI2 static ptrdiff_t
-vbmi2_dec_mid(const uint8_t *s, size_t n, size_t avail, u8p_dec_alloc alloc, void *ctx)
-{
-    uint64_t live[2], hi[2], cont[2], l2[2], l3[2], lead[2], e0[2], ed[2], lt_a0[2];
-    uint64_t bad = 0, any3 = 0, wide = 0, carry = 0, after_e0 = 0, after_ed = 0;
-    size_t k = 0, o = 0, q;
-    uint32_t maxcp;
-    uint8_t *d;
-    int w;
-
-    if (avail < MID_READ)
-        return U8P_DEC_SHORT_INLINE;
-    live[0] = ~(uint64_t)0;
-    live[1] = n >= 128 ? ~(uint64_t)0 : ((uint64_t)1 << (n - 64)) - 1;
-    for (w = 0; w < 2; w++) {
-        const __m256i v0 = _mm256_loadu_si256((const __m256i *)(s + 64 * w));
-        const __m256i v1 = _mm256_loadu_si256((const __m256i *)(s + 64 * w + 32));
-#define MM(f) mid_mask(f(v0), f(v1))
-        const uint64_t h = MM(MSB) & live[w];
-        const uint64_t g = MM(GE_E0) & h;
-        uint64_t req;
-        if (g & MM(GE_F0))
-            return U8P_DEC_SHORT_INLINE;
-        hi[w] = h;
-        /* "x & ~y" as x ^ y where y is inside x, as in the decoder above */
-        cont[w] = MM(IS_CONT) & live[w];
-        lead[w] = live[w] ^ cont[w];
-        l3[w] = g;
-        l2[w] = (lead[w] & h) ^ g;
-        req = (l2[w] | l3[w]) << 1 | l3[w] << 2 | carry;
-        if (req != cont[w])
-            return -1;
-        /* what the window's last two bytes ask of the next */
-        carry = (l2[w] | l3[w]) >> 63 | l3[w] >> 62;
-        bad |= MM(LT_C2) & l2[w];
-        lt_a0[w] = MM(LT_A0) & cont[w];
-        e0[w] = MM(IS_E0) & l3[w];
-        ed[w] = MM(IS_ED) & l3[w];
-        bad |= (e0[w] << 1 | after_e0) & lt_a0[w];
-        bad |= (ed[w] << 1 | after_ed) & (cont[w] ^ lt_a0[w]);
-        after_e0 = e0[w] >> 63;
-        after_ed = ed[w] >> 63;
-        any3 |= l3[w];
-        wide |= MM(GE_C4) & l2[w];
-        k += (size_t)__builtin_popcountll(lead[w]);
-#undef MM
-    }
-    /* a sequence cut by the payload's end: the second window's requests
-     * past its live bytes (past bit 63 when n is 127 or 128) */
-    if (carry || (l2[1] | l3[1]) & ~(live[1] >> 1) || l3[1] & ~(live[1] >> 2))
-        return -1;
-    if (bad)
-        return -1;
-    if (!(hi[0] | hi[1])) { /* ASCII */
-        d = (uint8_t *)alloc(ctx, n, 0x7F);
-        if (d == NULL)
-            return -2;
-        _mm512_storeu_si512((void *)d, _mm512_loadu_si512(s));
-        _mm512_mask_storeu_epi8(d + 64, live[1], _mm512_loadu_si512(s + 64));
-        return (ptrdiff_t)n;
-    }
-    maxcp = any3 | wide ? 0xFFFF : 0xFF;
-    d = (uint8_t *)alloc(ctx, k, maxcp);
-    if (d == NULL)
-        return -2;
-    for (q = 0; q < 4 && 32 * q < n; q++) {
-        const int wq = (int)(q >> 1), sh = (int)(q & 1) * 32;
-        const uint32_t kq = (uint32_t)(lead[wq] >> sh);
-        const __m512i c = _mm512_maskz_compress_epi16(
-            (__mmask32)kq, dec23_lanes(s + 32 * q, (uint32_t)(l2[wq] >> sh),
-                                       (uint32_t)(l3[wq] >> sh)));
-        const size_t kk = (size_t)__builtin_popcount(kq);
-        if (maxcp == 0xFF)
-            dec23_store(d + o, c, kk, 1);
-        else
-            dec23_store(d + 2 * o, c, kk, 2);
-        o += kk;
-    }
-    return (ptrdiff_t)k;
-}
-
 T_VBMI2 static ptrdiff_t
 vbmi2_dec_short23(const uint8_t *s, size_t n, size_t avail, u8p_dec_alloc alloc, void *ctx)
 {
-    if (n > U8P_DEC_SHORT_MAX)
-        return vbmi2_dec_mid(s, n, avail, alloc, ctx);
     return n > 32 ? vbmi2_dec_short23_in(s, n, avail, alloc, ctx, 1)
                   : vbmi2_dec_short23_in(s, n, avail, alloc, ctx, 0);
 }
@@ -1310,7 +1208,6 @@ vbmi2_dec_short23(const uint8_t *s, size_t n, size_t avail, u8p_dec_alloc alloc,
 #undef MSB
 #undef SHORT_READ
 #undef SHORT23_READ
-#undef MID_READ
 #undef IS_CONT
 #undef GE_E0
 #undef GE_F0
@@ -1326,20 +1223,18 @@ vbmi2_dec_short23(const uint8_t *s, size_t n, size_t avail, u8p_dec_alloc alloc,
 #undef SHORT4_READ
 
 const u8p_dec_kernels u8p_dec_kernels_sse = {
-    "sse", sse_scan, sse_to_ucs1, sse_to_ucs2, sse_to_ucs4, NULL, NULL, sse_copy_ascii, NULL, 0,
+    "sse", sse_scan, sse_to_ucs1, sse_to_ucs2, sse_to_ucs4, NULL, NULL, sse_copy_ascii, NULL,
 };
 
 const u8p_dec_kernels u8p_dec_kernels_avx2 = {
     "avx2",         avx2_scan,    avx2_to_ucs1,       avx2_to_ucs2,
     avx2_to_ucs4, avx2_prescan, avx2_to_ucs1_checked, avx2_copy_ascii, avx2_dec_short,
-    U8P_DEC_SHORT_MAX,
 };
 
 /* AVX-512 F + BW; the fused UCS1 path's checked transcode is AVX2's */
 const u8p_dec_kernels u8p_dec_kernels_avx512 = {
     "avx512",         avx512_scan,    avx512_to_ucs1,     avx512_to_ucs2,
     avx512_to_ucs4, avx512_prescan, avx2_to_ucs1_checked, avx512_copy_ascii, avx2_dec_short,
-    U8P_DEC_SHORT_MAX,
 };
 
 /* + VBMI2: byte and word compress; the Intel table (the VBMI short decoder
@@ -1347,16 +1242,15 @@ const u8p_dec_kernels u8p_dec_kernels_avx512 = {
 const u8p_dec_kernels u8p_dec_kernels_avx512_vbmi2 = {
     "avx512",         avx512_scan,  vbmi2_to_ucs1,        vbmi2_to_ucs2,
     avx512_to_ucs4,   avx512_prescan, vbmi2_to_ucs1_checked, avx512_copy_ascii,
-    vbmi_dec_short,   U8P_DEC_SHORT_MAX,
+    vbmi_dec_short,
 };
 
 /* + VBMI2, on every vendor but Intel: the word-compress short decoder up
- * to 3-byte sequences (vbmi2_dec_short23), on payloads up to
- * U8P_DEC_MID_MAX bytes; AVX2's road for the rest of the short ones */
+ * to 3-byte sequences (vbmi2_dec_short23), AVX2's road for the rest */
 const u8p_dec_kernels u8p_dec_kernels_avx512_mixed = {
     "avx512",         avx512_scan,    vbmi2_to_ucs1,         vbmi2_to_ucs2,
     avx512_to_ucs4,   avx512_prescan, vbmi2_to_ucs1_checked, avx512_copy_ascii,
-    vbmi2_dec_short23, U8P_DEC_MID_MAX,
+    vbmi2_dec_short23,
 };
 
 #else /* !U8P_X86_SIMD */
