@@ -502,12 +502,14 @@ DEFINE_BY_SIZE(avx512_enc2_room, uint16_t, AVX512_SHORT_UCS2, vbmi2_enc_ucs2,
 /*
  * Long UCS2 in the pass forms (what the writer runs on a long str), on
  * AMD's cores.  Text below U+0800 (Latin, Greek, Cyrillic, Armenian,
- * Hebrew, Arabic, ...) takes a two-byte step of 32 units: each 16-bit lane
- * holds its unit (below U+0080) or its [lead, trail], and one byte compress
- * keeps every low byte and the high bytes that are not zero (a unit below
- * U+0080 has a zero high byte, a trail byte never is one; U+0000 is a low
- * byte, kept).  The count comes from the compare mask (32 units plus one
- * per unit from U+0080) rather than from the compress mask: on these cores
+ * Hebrew, Arabic, ...) takes a two-byte step of 32 units, the one of
+ * short_vbmi2.h (u8p_vbmi2_two_bytes) made cheaper for these cores: each
+ * 16-bit lane holds its unit (below U+0080) or its [lead, trail], and one
+ * byte compress keeps every low byte and the high bytes that are not zero
+ * (a unit below U+0080 has a zero high byte, a trail byte never is one;
+ * U+0000 is a low byte, kept), a byte test rather than a blend of marker
+ * lanes.  The count comes from the compare mask (32 units plus one per
+ * unit from U+0080) rather than from the compress mask: on these cores
  * each mask's trip to a general register costs, and the compare's is
  * needed anyway.  The ASCII blocks of such text take the same step (a
  * branch for them mispredicts more than it saves).  A block with a unit
