@@ -520,11 +520,17 @@ median(std::vector<double> v)
 
 /* ---- decoders: validate and transcode UTF-8 into the str's storage ---- */
 
-/* the reader's test before its fused ASCII copy (three bytes) */
+/* the reader's test before its fused ASCII copy (reader.c: its first 64
+ * and last 8 bytes ASCII; called from 64 bytes on) */
 inline bool
 ascii_likely(const uint8_t *p, size_t n)
 {
-    return n == 0 || !((p[0] | p[n >> 1] | p[n - 1]) & 0x80);
+    uint8_t a = 0;
+    for (size_t j = 0; j < 64; j++)
+        a |= p[j];
+    for (size_t j = n - 8; j < n; j++)
+        a |= p[j];
+    return !(a & 0x80);
 }
 
 /* u8p_dec_alloc for the short decoders: the room is the destination */
