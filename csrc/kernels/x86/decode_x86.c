@@ -21,15 +21,15 @@
  *
  * transcode: a block of one vector that is all ASCII is widened and stored;
  * otherwise every position gets the code point of the sequence that would
- * start there ("candidates", computed on 16-bit lanes from shifted loads),
- * and the lanes of lead (non-continuation) bytes are compacted into the
- * output.  UCS1 output needs no candidates: its code unit sits on the last
- * byte of the sequence.  UCS4 blocks with few leads compact the widened
- * bytes and patch the lead lanes with a branch-free decode of one sequence
- * from a big-endian 4-byte load (dec_at); the others widen the 16-bit
- * candidates to 32 bits and patch only their 4-byte sequences that way
- * (16 bits cannot hold those: candidates in 32-bit lanes, which could,
- * took twice the operations a block).  Sequences that straddle a block
+ * start there ("candidates", computed on 16- or 32-bit lanes from shifted
+ * loads), and the lanes of lead (non-continuation) bytes are compacted into
+ * the output.  UCS1 output needs no candidates: its code unit sits on the
+ * last byte of the sequence.  UCS4 blocks with few leads compact the
+ * widened bytes and patch the lead lanes with a branch-free decode of one
+ * sequence from a big-endian 4-byte load (dec_at); blocks with more widen
+ * 16-bit candidates (half the operations of 32-bit ones) and patch only
+ * their 4-byte sequences, which 16 bits cannot hold, that way; blocks dense
+ * in 4-byte sequences take 32-bit candidates.  Sequences that straddle a block
  * are decoded where their lead is; the block loops stop early enough that
  * every load stays inside the payload and every store inside the output.
  * The UCS1 and UCS2 transcoders then run their block step once or twice

@@ -197,6 +197,22 @@ DN(cands16)(const uint8_t *p)
 }
 
 
+#if DEC_SCAN_AND_UCS4
+/* The same for W/4 positions, any length, in 32-bit lanes. */
+U8P_DT static inline vec
+DN(cands32)(const uint8_t *p)
+{
+    const vec x = vw8to32(p), y = vw8to32(p + 1), z = vw8to32(p + 2), w = vw8to32(p + 3);
+    const vec m3f = vset32(0x3F);
+    vec y6 = vand(y, m3f), z6 = vand(z, m3f);
+    vec v2 = vor(vsll32(vand(x, vset32(0x1F)), 6), y6);
+    vec v3 = vor(vor(vsll32(vand(x, vset32(0x0F)), 12), vsll32(y6, 6)), z6);
+    vec v4 = vor(vor(vsll32(vand(x, vset32(0x07)), 18), vsll32(y6, 12)),
+                 vor(vsll32(z6, 6), vand(w, m3f)));
+    return vsel32gt(x, 0xEF, vsel32gt(x, 0xDF, vsel32gt(x, 0xBF, x, v2), v3), v4);
+}
+#endif
+
 /*
  * The last 16 <= r < DEC_END bytes of a payload, from a lead or from the
  * continuation bytes of a sequence decoded before them, through the block
@@ -305,10 +321,12 @@ DN(to_ucs2)(const uint8_t *s, size_t n, uint16_t *d)
  * drop its continuation bytes, which puts every ASCII byte at its final
  * place; the few lead lanes are then overwritten with the code point
  * decoded from the lead (its output index is the number of kept bytes
- * before it).  A block dense in leads (a UCS4 str is often a name in some
- * script around one emoji) is decoded in 16-bit lanes, half the work of
- * 32-bit ones, and widened before the compaction; its few 4-byte
- * sequences, which 16 bits cannot hold, are patched as above.
+ * before it).  A block with more 2- and 3-byte sequences (a UCS4 str is
+ * often a name in some script around one emoji) is decoded in 16-bit
+ * lanes, half the work of 32-bit ones, and widened before the compaction;
+ * its 4-byte sequences, which 16 bits cannot hold, are patched as above.
+ * A block dense in leads otherwise (runs of emoji), where the patches
+ * would cost more, is decoded in 32-bit lanes.
  */
 U8P_DT static size_t
 DN(to_ucs4)(const uint8_t *s, size_t n, uint32_t *d)
@@ -318,28 +336,37 @@ DN(to_ucs4)(const uint8_t *s, size_t n, uint32_t *d)
     int g;
     DEC_START(to_ucs4);
     for (; i + DEC_END <= n; i += VW) {
-        uint64_t h, keep, leads, four;
+        uint64_t h, keep, leads;
         DEC_ASCII_BLOCK(vw8to32, VW / 4);
         h = vmhigh(vld(s + i));
         keep = ~vmcont(vld(s + i)) & VMASK_ALL;
         leads = keep & h;
-        /* leads of 4-byte sequences (bytes >= 0xF0): patched either way */
-        four = vmhigh(vsubs8u(vld(s + i), vset8(0x70))) & keep;
-        if (__builtin_popcountll(leads ^ four) > VW / 16) {
-            const size_t k0 = k;
-            for (g = 0; g < VW; g += VW / 2) {
-                const vec c = DN(cands16)(s + i + g);
-                const uint64_t kh = keep >> g;
-                k += DEC_EMIT32(d + k, vw16to32lo(c), kh & quarter);
-                k += DEC_EMIT32(d + k, vw16to32hi(c), (kh >> (VW / 4)) & quarter);
+        if (__builtin_popcountll(leads) > VW / 16) {
+            /* leads of 4-byte sequences (bytes >= 0xF0), and the others */
+            uint64_t four = vmhigh(vsubs8u(vld(s + i), vset8(0x70))) & keep;
+            const int n4 = __builtin_popcountll(four);
+            const int n23 = __builtin_popcountll(leads) - n4;
+            if (n23 > VW / 16 && n4 <= VW * 6 / 32) {
+                const size_t k0 = k;
+                for (g = 0; g < VW; g += VW / 2) {
+                    const vec c = DN(cands16)(s + i + g);
+                    const uint64_t kh = keep >> g;
+                    k += DEC_EMIT32(d + k, vw16to32lo(c), kh & quarter);
+                    k += DEC_EMIT32(d + k, vw16to32hi(c), (kh >> (VW / 4)) & quarter);
+                }
+                while (four) {
+                    unsigned p = (unsigned)__builtin_ctzll(four);
+                    four &= four - 1;
+                    d[k0 + (size_t)__builtin_popcountll(keep & (((uint64_t)1 << p) - 1))] =
+                        dec_at(s + i + p);
+                }
+                continue;
             }
-            while (four) {
-                unsigned p = (unsigned)__builtin_ctzll(four);
-                four &= four - 1;
-                d[k0 + (size_t)__builtin_popcountll(keep & (((uint64_t)1 << p) - 1))] =
-                    dec_at(s + i + p);
+            if (n23 + n4 > VW * 6 / 32) {
+                for (g = 0; g < VW; g += VW / 4)
+                    k += DEC_EMIT32(d + k, DN(cands32)(s + i + g), (keep >> g) & quarter);
+                continue;
             }
-            continue;
         }
         {
             size_t k0 = k;

@@ -62,6 +62,7 @@
 #define vw16to32lo VOP(w16to32lo)
 #define vw16to32hi VOP(w16to32hi)
 #define vsel16gt VOP(sel16gt)
+#define vsel32gt VOP(sel32gt)
 #define vaddifeq8 VOP(addifeq8)
 /* encoders (128 and 256 bits) */
 #define vk(name) VOP(k)(U8P_K_##name)
@@ -152,9 +153,11 @@ u8p_load_u32(const void *p)
 /* the first and the second half of v's 16-bit lanes, widened to 32 bits */
 #define u8p_v16_w16to32lo(v) _mm_cvtepu16_epi32(v)
 #define u8p_v16_w16to32hi(v) _mm_cvtepu16_epi32(_mm_srli_si128((v), 8))
-/* x > t ? b : a, per 16-bit lane (signed compare) */
+/* x > t ? b : a, per 16-/32-bit lane (signed compare) */
 #define u8p_v16_sel16gt(x, t, a, b) \
     _mm_blendv_epi8((a), (b), _mm_cmpgt_epi16((x), _mm_set1_epi16((short)(t))))
+#define u8p_v16_sel32gt(x, t, a, b) \
+    _mm_blendv_epi8((a), (b), _mm_cmpgt_epi32((x), _mm_set1_epi32((int)(t))))
 /* x + (p == c ? a : 0), per byte */
 #define u8p_v16_addifeq8(x, p, c, a)                                                  \
     _mm_add_epi8((x), _mm_and_si128(_mm_cmpeq_epi8((p), _mm_set1_epi8((char)(c))), \
@@ -258,6 +261,8 @@ u8p_hsum32_128(__m128i s)
 #define u8p_v32_w16to32hi(v) _mm256_cvtepu16_epi32(_mm256_extracti128_si256((v), 1))
 #define u8p_v32_sel16gt(x, t, a, b) \
     _mm256_blendv_epi8((a), (b), _mm256_cmpgt_epi16((x), _mm256_set1_epi16((short)(t))))
+#define u8p_v32_sel32gt(x, t, a, b) \
+    _mm256_blendv_epi8((a), (b), _mm256_cmpgt_epi32((x), _mm256_set1_epi32((int)(t))))
 #define u8p_v32_addifeq8(x, p, c, a)                                   \
     _mm256_add_epi8((x), _mm256_and_si256(                             \
                              _mm256_cmpeq_epi8((p), _mm256_set1_epi8((char)(c))), \
@@ -351,6 +356,8 @@ u8p_hsum32_128(__m128i s)
 #define u8p_v64_w16to32hi(v) _mm512_cvtepu16_epi32(_mm512_extracti64x4_epi64((v), 1))
 #define u8p_v64_sel16gt(x, t, a, b) \
     _mm512_mask_blend_epi16(_mm512_cmpgt_epi16_mask((x), _mm512_set1_epi16((short)(t))), (a), (b))
+#define u8p_v64_sel32gt(x, t, a, b) \
+    _mm512_mask_blend_epi32(_mm512_cmpgt_epi32_mask((x), _mm512_set1_epi32((int)(t))), (a), (b))
 #define u8p_v64_addifeq8(x, p, c, a)                                                  \
     _mm512_mask_add_epi8((x), _mm512_cmpeq_epi8_mask((p), _mm512_set1_epi8((char)(c))), \
                          (x), _mm512_set1_epi8((char)(a)))
