@@ -257,8 +257,6 @@ u8p_hsum32_128(__m128i s)
 #define u8p_v32_prev3(in, prev) u8p_v32_prevk(in, prev, 3)
 #define u8p_v32_w8to16(p) _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)(const void *)(p)))
 #define u8p_v32_w8to32(p) _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(const void *)(p)))
-#define u8p_v32_w16to32lo(v) _mm256_cvtepu16_epi32(_mm256_castsi256_si128(v))
-#define u8p_v32_w16to32hi(v) _mm256_cvtepu16_epi32(_mm256_extracti128_si256((v), 1))
 #define u8p_v32_sel16gt(x, t, a, b) \
     _mm256_blendv_epi8((a), (b), _mm256_cmpgt_epi16((x), _mm256_set1_epi16((short)(t))))
 #define u8p_v32_sel32gt(x, t, a, b) \
@@ -267,6 +265,8 @@ u8p_hsum32_128(__m128i s)
     _mm256_add_epi8((x), _mm256_and_si256(                             \
                              _mm256_cmpeq_epi8((p), _mm256_set1_epi8((char)(c))), \
                              _mm256_set1_epi8((char)(a))))
+#define u8p_v32_w16to32lo(v) _mm256_cvtepu16_epi32(_mm256_castsi256_si128(v))
+#define u8p_v32_w16to32hi(v) _mm256_cvtepu16_epi32(_mm256_extracti128_si256((v), 1))
 
 #define u8p_v32_k(i) _mm256_load_si256((const __m256i *)(const void *)u8p_x86_k[i].b)
 #define u8p_v32_testz(a, b) _mm256_testz_si256((a), (b))
@@ -352,8 +352,6 @@ u8p_hsum32_128(__m128i s)
 #define u8p_v64_prev3(in, prev) u8p_v64_prevk(in, prev, 3)
 #define u8p_v64_w8to16(p) _mm512_cvtepu8_epi16(_mm256_loadu_si256((const __m256i *)(const void *)(p)))
 #define u8p_v64_w8to32(p) _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(const void *)(p)))
-#define u8p_v64_w16to32lo(v) _mm512_cvtepu16_epi32(_mm512_castsi512_si256(v))
-#define u8p_v64_w16to32hi(v) _mm512_cvtepu16_epi32(_mm512_extracti64x4_epi64((v), 1))
 #define u8p_v64_sel16gt(x, t, a, b) \
     _mm512_mask_blend_epi16(_mm512_cmpgt_epi16_mask((x), _mm512_set1_epi16((short)(t))), (a), (b))
 #define u8p_v64_sel32gt(x, t, a, b) \
@@ -361,5 +359,7 @@ u8p_hsum32_128(__m128i s)
 #define u8p_v64_addifeq8(x, p, c, a)                                                  \
     _mm512_mask_add_epi8((x), _mm512_cmpeq_epi8_mask((p), _mm512_set1_epi8((char)(c))), \
                          (x), _mm512_set1_epi8((char)(a)))
+#define u8p_v64_w16to32lo(v) _mm512_cvtepu16_epi32(_mm512_castsi512_si256(v))
+#define u8p_v64_w16to32hi(v) _mm512_cvtepu16_epi32(_mm512_extracti64x4_epi64((v), 1))
 
 #endif /* UTF8PFX_X86_VEC_H */
