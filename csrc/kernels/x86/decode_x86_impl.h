@@ -196,7 +196,6 @@ DN(cands16)(const uint8_t *p)
     return vsel16gt(x, 0xDF, vsel16gt(x, 0xBF, x, v2), v3);
 }
 
-
 #if DEC_SCAN_AND_UCS4
 /* The same for W/4 positions, any length, in 32-bit lanes. */
 U8P_DT static inline vec
@@ -315,6 +314,19 @@ DN(to_ucs2)(const uint8_t *s, size_t n, uint16_t *d)
 }
 
 #if DEC_SCAN_AND_UCS4
+/* Each lead of m (a subset of keep) in the block at s decoded over its lane
+ * of the block's output at d: the lane's index is the number of kept bytes
+ * before the lead. */
+U8P_DT static inline void
+DN(patch_leads)(uint32_t *d, const uint8_t *s, uint64_t keep, uint64_t m)
+{
+    while (m) {
+        const unsigned p = (unsigned)__builtin_ctzll(m);
+        m &= m - 1;
+        d[__builtin_popcountll(keep & (((uint64_t)1 << p) - 1))] = dec_at(s + p);
+    }
+}
+
 /*
  * UCS4 output is usually ASCII with a few astral code points (emoji) in it.
  * A block that is not all ASCII is widened to 32-bit lanes and compacted to
@@ -342,11 +354,10 @@ DN(to_ucs4)(const uint8_t *s, size_t n, uint32_t *d)
         keep = ~vmcont(vld(s + i)) & VMASK_ALL;
         leads = keep & h;
         if (__builtin_popcountll(leads) > VW / 16) {
-            /* leads of 4-byte sequences (bytes >= 0xF0), and the others */
-            uint64_t four = vmhigh(vsubs8u(vld(s + i), vset8(0x70))) & keep;
-            const int n4 = __builtin_popcountll(four);
-            const int n23 = __builtin_popcountll(leads) - n4;
-            if (n23 > VW / 16 && n4 <= VW * 6 / 32) {
+            /* leads of 4-byte sequences: bytes >= 0xF0 */
+            const uint64_t four = vmhigh(vsubs8u(vld(s + i), vset8(0x70))) & keep;
+            const int nl = __builtin_popcountll(leads), n4 = __builtin_popcountll(four);
+            if (nl - n4 > VW / 16 && n4 <= VW * 6 / 32) {
                 const size_t k0 = k;
                 for (g = 0; g < VW; g += VW / 2) {
                     const vec c = DN(cands16)(s + i + g);
@@ -354,30 +365,20 @@ DN(to_ucs4)(const uint8_t *s, size_t n, uint32_t *d)
                     k += DEC_EMIT32(d + k, vw16to32lo(c), kh & quarter);
                     k += DEC_EMIT32(d + k, vw16to32hi(c), (kh >> (VW / 4)) & quarter);
                 }
-                while (four) {
-                    unsigned p = (unsigned)__builtin_ctzll(four);
-                    four &= four - 1;
-                    d[k0 + (size_t)__builtin_popcountll(keep & (((uint64_t)1 << p) - 1))] =
-                        dec_at(s + i + p);
-                }
+                DN(patch_leads)(d + k0, s + i, keep, four);
                 continue;
             }
-            if (n23 + n4 > VW * 6 / 32) {
+            if (nl > VW * 6 / 32) {
                 for (g = 0; g < VW; g += VW / 4)
                     k += DEC_EMIT32(d + k, DN(cands32)(s + i + g), (keep >> g) & quarter);
                 continue;
             }
         }
         {
-            size_t k0 = k;
+            const size_t k0 = k;
             for (g = 0; g < VW; g += VW / 4)
                 k += DEC_EMIT32(d + k, vw8to32(s + i + g), (keep >> g) & quarter);
-            while (leads) {
-                unsigned p = (unsigned)__builtin_ctzll(leads);
-                leads &= leads - 1;
-                d[k0 + (size_t)__builtin_popcountll(keep & (((uint64_t)1 << p) - 1))] =
-                    dec_at(s + i + p);
-            }
+            DN(patch_leads)(d + k0, s + i, keep, leads);
         }
     }
     return k + DEC_REST(to_ucs4)(s + i, n - i, d + k);
