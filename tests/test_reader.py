@@ -332,6 +332,33 @@ def test_long_mostly_ascii_is_resumed_where_the_ascii_copy_stopped(level):
                             assert ours.isascii() == p.isascii()
 
 
+def test_long_latin1_decoded_without_a_count_first(level):
+    """From 1024 payload bytes on, a payload that looks Latin-1 is validated
+    and transcoded in one pass into room for a code point a byte, then the
+    str is shrunk: around that size, Latin-1 sparse or dense, with a
+    sequence beyond U+00FF or an invalid byte at the start, in the middle or
+    at the end; the str (its length, kind and size) and the errors are
+    CPython's."""
+    rng = random.Random(21)
+    latin = [chr(c) for c in range(0xA0, 0x100)]
+    extras = ["Ж".encode(), "😀".encode(), b"\xff", b"\xc3"]
+    for n in (1000, 1023, 1024, 1025, 3001):
+        for dense in (0.02, 0.5, 1.0):
+            text = "".join(rng.choice(latin) if rng.random() < dense
+                           else chr(rng.randrange(0x20, 0x7F)) for _ in range(n))
+            p = text.encode()[:n].decode("utf-8", "ignore").encode()
+            for at in (None, 0, 70, len(p) // 2, len(p) - 4):
+                for extra in extras if at is not None else [b""]:
+                    q = p if at is None else p[:at] + extra + p[at + len(extra):]
+                    for errors in ("strict", "replace"):
+                        ours = long_ascii_ours(q, errors)
+                        assert ours == long_ascii_cpython(q, errors), (n, dense, at, extra)
+                        if isinstance(ours, str):
+                            theirs = q.decode("utf-8", errors)
+                            assert sys.getsizeof(ours) == sys.getsizeof(theirs)
+                            assert ours.isascii() == theirs.isascii()
+
+
 def test_long_ascii_non_ascii_byte_in_the_probed_ends(level):
     """A non-ASCII byte in the first 64 or last 8 bytes skips the fused path."""
     rng = random.Random(13)

@@ -95,13 +95,13 @@ decode_one(const u8p_dec_kernels *k, const uint8_t *s, size_t n, void *dst)
 {
     u8p_scan_result r;
     if (k->prescan) {
-        size_t ncp;
+        size_t ncp, got;
         uint8_t mb = k->prescan(s, n, &ncp);
         if (mb < 0x80) {
             memcpy(dst, s, n);
             return n;
         }
-        if (mb < 0xC4 && k->to_ucs1_checked(s, n, dst, ncp) == U8P_DEC_OK)
+        if (mb < 0xC4 && k->to_ucs1_checked(s, n, dst, ncp, &got) == U8P_DEC_OK && got == ncp)
             return ncp;
     }
     if (k->scan(s, n, 0, &r) != U8P_DEC_OK)

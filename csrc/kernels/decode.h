@@ -36,10 +36,12 @@
  *       continuation bytes; once it meets a byte >= 0xC4 it may stop and
  *       return that byte (ncp is then meaningless: use scan()).  If it
  *       returns < 0x80 the payload is ASCII (valid, ncp == n).
- *       to_ucs1_checked(src, n, dst, cap) validates and transcodes at once:
- *       it returns U8P_DEC_OK iff the payload is valid UTF-8 with every
- *       code point below U+0100 and exactly cap of them, written to dst.
- *       It trusts nothing (any bytes, any cap) and never writes outside
+ *       to_ucs1_checked(src, n, dst, cap, &got) validates and transcodes at
+ *       once: it returns U8P_DEC_OK iff the payload is valid UTF-8 with
+ *       every code point below U+0100 and at most cap of them, written to
+ *       dst, their count in got (a caller that knows the count, from
+ *       prescan, compares; one that does not gives room for n).  It trusts
+ *       nothing (any bytes, any cap) and never writes outside
  *       [dst, dst+cap); on failure dst holds garbage and the status is not
  *       the exact reason: call scan() for the reason and bounds.
  *
@@ -111,7 +113,7 @@ typedef struct u8p_dec_kernels {
     size_t (*to_ucs4)(const uint8_t *src, size_t n, uint32_t *dst);
     uint8_t (*prescan)(const uint8_t *src, size_t n, size_t *ncp);
     u8p_dec_status (*to_ucs1_checked)(const uint8_t *src, size_t n, uint8_t *dst,
-                                      size_t cap);
+                                      size_t cap, size_t *got);
     size_t (*copy_ascii)(const uint8_t *src, size_t n, uint8_t *dst);
     /* the reader's one-pass short decoder (n <= U8P_DEC_SHORT_MAX): takes
      * what u8p_dec_short in decode_short.h takes, and writes the code points

@@ -12,8 +12,9 @@
  *   Payloads of 64+ bytes below U+0100 take a shortcut where the kernel level
  *   has one: prescan (max byte, ncp; no validation) -> PyUnicode_New ->
  *   to_ucs1_checked, which validates as it writes and never writes past the
- *   allocated ncp; if it rejects the bytes the str is dropped and the scan
- *   above runs for the exact error.
+ *   allocated ncp (from RD_UCS1_ROOMY bytes on: no prescan, a str with room
+ *   for n code points, shrunk after); if it rejects the bytes the str is
+ *   dropped and the scan above runs for the exact error.
  * Each failure raises ValueError naming what was expected and the absolute
  * offset (rd_ctx.base, 0 here, is added where a StreamReader reads a window
  * of its stream), or UnicodeDecodeError.  The position only moves once a
@@ -533,6 +534,12 @@ ascii_likely(const uint8_t *p, size_t n)
     return !(a & 0x8080808080808080ULL);
 }
 
+/* From this many payload bytes on, a Latin-1 payload is transcoded into a
+ * str with room for a code point a byte and shrunk after, rather than
+ * counted first: a count pass costs more than the shrink (a realloc that
+ * gives the tail back in place, above pymalloc's sizes). */
+#define RD_UCS1_ROOMY 1024
+
 /* The payload, made into a str: its common cases (ASCII up to 32 bytes,
  * copied inline; a short payload the table's vector decoder takes) kept
  * small enough to inline into the record loops, with no frame of their
@@ -624,25 +631,39 @@ decode_payload_rest(const rd_ctx *c, Py_ssize_t off, Py_ssize_t n, ptrdiff_t k)
     }
     if (n >= 64 && u8p_D->prescan != NULL) {
         /* code points < U+0100: validation fused with the transcode, from
-         * lead on (the ASCII before it is copied) */
-        size_t ncp;
-        uint8_t maxb = u8p_D->prescan(p + lead, (size_t)n - lead, &ncp);
-        if (maxb < 0x80) {
+         * lead on (the ASCII before it is copied), into a str of lead + the
+         * count prescan found; from RD_UCS1_ROOMY bytes on, with no count:
+         * a first window of the rest (a byte >= 0xC4 there sends a str
+         * beyond Latin-1 to the scan at once), then room for a code point
+         * a byte, shrunk after.  Such a payload holds a byte >= 0x80 (the
+         * ASCII test failed or the copy stopped at one: both tables with a
+         * prescan have the copy), so a Latin-1 str is its kind. */
+        const int roomy = n >= RD_UCS1_ROOMY && u8p_D->copy_ascii != NULL;
+        const size_t rest = (size_t)n - lead;
+        size_t ncp, got, room;
+        uint8_t maxb = u8p_D->prescan(p + lead, roomy && rest > 256 ? 256 : rest, &ncp);
+        if (maxb < 0x80 && !roomy) {
             s = PyUnicode_New(n, 0x7F);
             if (s != NULL)
                 memcpy(PyUnicode_1BYTE_DATA(s), p, (size_t)n);
             return s;
         }
         if (maxb < 0xC4) {
-            s = PyUnicode_New((Py_ssize_t)(lead + ncp), 0xFF);
+            room = roomy ? rest : ncp;
+            s = PyUnicode_New((Py_ssize_t)(lead + room), 0xFF);
             if (s == NULL)
                 return NULL;
             if (lead) /* mostly 0 (ascii_likely was false): no call */
                 memcpy(PyUnicode_1BYTE_DATA(s), p, lead);
-            if (u8p_D->to_ucs1_checked(p + lead, (size_t)n - lead,
-                                       PyUnicode_1BYTE_DATA(s) + lead, ncp)
-                == U8P_DEC_OK)
+            if (u8p_D->to_ucs1_checked(p + lead, rest, PyUnicode_1BYTE_DATA(s) + lead, room,
+                                       &got) == U8P_DEC_OK
+                && (roomy || got == ncp)) {
+                if (got < room && PyUnicode_Resize(&s, (Py_ssize_t)(lead + got)) < 0) {
+                    Py_DECREF(s); /* unchanged on failure */
+                    return NULL;
+                }
                 return s;
+            }
             Py_DECREF(s); /* invalid: the scan below finds the error */
         }
     }

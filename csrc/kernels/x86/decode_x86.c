@@ -488,7 +488,7 @@ ucs1_block(__m256i in, __m256i pv, uint32_t *carry, uint8_t *d)
 }
 
 T_AVX2 static u8p_dec_status
-avx2_to_ucs1_checked(const uint8_t *s, size_t n, uint8_t *d, size_t cap)
+avx2_to_ucs1_checked(const uint8_t *s, size_t n, uint8_t *d, size_t cap, size_t *got)
 {
     size_t i = 0, k = 0;
     uint32_t carry = 0;
@@ -530,7 +530,10 @@ avx2_to_ucs1_checked(const uint8_t *s, size_t n, uint8_t *d, size_t cap)
         k += (size_t)e;
         i += m;
     }
-    return carry || k != cap ? U8P_DEC_UNEXPECTED_END : U8P_DEC_OK;
+    if (carry)
+        return U8P_DEC_UNEXPECTED_END;
+    *got = k;
+    return U8P_DEC_OK;
 }
 
 /*
@@ -602,7 +605,7 @@ ucs1_block_512(__m512i in, uint64_t *carry, uint64_t *carry3, __m512i *out)
 }
 
 T_VBMI2 static u8p_dec_status
-vbmi2_to_ucs1_checked(const uint8_t *s, size_t n, uint8_t *d, size_t cap)
+vbmi2_to_ucs1_checked(const uint8_t *s, size_t n, uint8_t *d, size_t cap, size_t *got)
 {
     size_t i = 0, k = 0;
     uint64_t carry = 0, carry3 = 0;
@@ -639,7 +642,10 @@ vbmi2_to_ucs1_checked(const uint8_t *s, size_t n, uint8_t *d, size_t cap)
         k += (size_t)e;
         i += m;
     }
-    return carry || k != cap ? U8P_DEC_UNEXPECTED_END : U8P_DEC_OK;
+    if (carry)
+        return U8P_DEC_UNEXPECTED_END;
+    *got = k;
+    return U8P_DEC_OK;
 }
 
 /*
