@@ -293,6 +293,11 @@ MUTANTS = [
      "dec23_store(d + 2 * k0, c1, k - k0 - 1, 2);",
      "the word-compress short decoder leaves the last code point of a UCS2 payload of over "
      "32 bytes unwritten"),
+    ("M79", "csrc/reader/reader.c",
+     "                if (got < room && PyUnicode_Resize(&s, (Py_ssize_t)(lead + got)) < 0) {",
+     "                if (got < room && PyUnicode_Resize(&s, (Py_ssize_t)(lead + got + 1)) < 0) {",
+     "a Latin-1 payload of a kilobyte or more read without a count keeps one code point too "
+     "many when its str is shrunk"),
 ]
 
 # The README's test command (the default set: pyproject's addopts leave the
