@@ -35,6 +35,7 @@ STRS = {
     "ucs2": "\u20ac\u65e5\u672c" * 5,
     "ucs4": "\U0001F600 x" * 5,
     "long_ucs2": "\u0101" * 3000,  # counted path, growth
+    "long_ucs1": "caf\u00e9 " * 250,  # read without a count: room, then a shrink
     "surrogate": "a\udcff\ud800b",
 }
 
