@@ -35,7 +35,6 @@ STRS = {
     "ucs2": "\u20ac\u65e5\u672c" * 5,
     "ucs4": "\U0001F600 x" * 5,
     "long_ucs2": "\u0101" * 3000,  # counted path, growth
-    "long_ucs1": "caf\u00e9 " * 250,  # read without a count: room, then a shrink
     "surrogate": "a\udcff\ud800b",
 }
 
@@ -231,6 +230,18 @@ def test_reader_operations():
          lambda b, v, o: (v == want) or pytest.fail(repr(v)))
     walk(lambda: None, lambda _: partial(BufferReader, bytearray(BLOB), errors="replace"),
          lambda _: None, lambda b, v, o: (v.read_strings() == want) or pytest.fail(""))
+
+
+def test_reader_long_latin1_read_without_a_count():
+    """A Latin-1 record of a kilobyte or more is read into a str with room for
+    a code point a byte, then shrunk: each of its allocations (the str, the
+    shrink's realloc) fails once in turn."""
+    want = ["caf\u00e9 " * 250, "tail"]
+    blob = ref_encode_many(want)
+    walk(make_reader(blob), lambda r: r.read_strings, reader_state,
+         lambda b, v, r: (v == want and r.remaining == 0) or pytest.fail(repr(v)))
+    walk(make_reader(blob), lambda r: r.read_string, reader_state,
+         lambda b, v, r: (v == want[0]) or pytest.fail(repr(v)))
 
 
 @pytest.mark.parametrize("errors", ["strict", "replace", "backslashreplace", "surrogateescape"])
