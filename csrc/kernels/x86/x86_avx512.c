@@ -362,8 +362,9 @@ const u8p_kernels u8p_kernels_avx512_vbmi2 = {
  *     and back costs more than the vector instruction.
  * Stores are whole vectors: each reaches at most 63 bytes past its block's
  * output, which the next 64 input bytes (at least one byte each) cover, so
- * the loops stop while that much input is left and the exact, masked
- * encoder finishes.
+ * the loops stop while that much input is left, and two blocks with exact
+ * stores finish (ucs1_tail; masked stores cost more than whole ones on AMD
+ * cores, so only there).
  */
 #define L1_PAIR(c) ((0xC0u | ((c) >> 6)) | ((0x80u | ((c) & 0x3F)) << 8))
 #define L1_PAIR4(c) L1_PAIR(c), L1_PAIR((c) + 1), L1_PAIR((c) + 2), L1_PAIR((c) + 3)
@@ -374,9 +375,10 @@ static const uint16_t l1_pairs[128] = {
     L1_PAIR16(0xC0), L1_PAIR16(0xD0), L1_PAIR16(0xE0), L1_PAIR16(0xF0),
 };
 
-/* a block of 64 with at least two bytes >= 0x80 (na: their mask) */
+/* a block of 64 with at least two bytes >= 0x80 (na: their mask); with
+ * exact, stores masked to its output */
 U8P_VBMI2_INL size_t
-ucs1_block_compress(__m512i v, uint64_t na, uint8_t *d)
+ucs1_block_compress(__m512i v, uint64_t na, uint8_t *d, int exact)
 {
     /* lane j: byte j low, byte j + 32 high */
     const __m512i idx = _mm512_set_epi8(
@@ -398,9 +400,17 @@ ucs1_block_compress(__m512i v, uint64_t na, uint8_t *d)
     const __mmask64 keep_b =
         _mm512_movepi8_mask(_mm512_or_si512(_mm512_srli_epi16(iv, 8), sign_hi));
     const size_t na_a = 32 + (size_t)__builtin_popcount((uint32_t)na);
-    _mm512_storeu_si512((void *)d, _mm512_maskz_compress_epi8(keep_a, a));
-    _mm512_storeu_si512((void *)(d + na_a), _mm512_maskz_compress_epi8(keep_b, b));
-    return 64 + (size_t)__builtin_popcountll(na);
+    const size_t na_b = 32 + (size_t)__builtin_popcount((uint32_t)(na >> 32));
+    if (exact) {
+        _mm512_mask_storeu_epi8(d, u8p_low_bits64(na_a), _mm512_maskz_compress_epi8(keep_a, a));
+        _mm512_mask_storeu_epi8(d + na_a, u8p_low_bits64(na_b),
+                                _mm512_maskz_compress_epi8(keep_b, b));
+    }
+    else {
+        _mm512_storeu_si512((void *)d, _mm512_maskz_compress_epi8(keep_a, a));
+        _mm512_storeu_si512((void *)(d + na_a), _mm512_maskz_compress_epi8(keep_b, b));
+    }
+    return na_a + na_b;
 }
 
 /* a block of 64 at s with a byte >= 0x80 (na != 0) */
@@ -408,7 +418,7 @@ U8P_VBMI2_INL size_t
 ucs1_block_long(const uint8_t *s, __m512i v, uint64_t na, uint8_t *d)
 {
     if (na & (na - 1))
-        return ucs1_block_compress(v, na, d);
+        return ucs1_block_compress(v, na, d, 0);
     {
         const size_t p = (size_t)__builtin_ctzll(na);
         _mm512_storeu_si512((void *)d, v);
@@ -416,6 +426,45 @@ ucs1_block_long(const uint8_t *s, __m512i v, uint64_t na, uint8_t *d)
         _mm512_storeu_si512((void *)(d + p + 2), _mm512_loadu_si512(s + p + 1));
         return 65;
     }
+}
+
+/* The same, any block, reading and writing nothing past it */
+U8P_VBMI2_INL size_t
+ucs1_block_exact(const uint8_t *s, __m512i v, uint64_t na, uint8_t *d)
+{
+    if (na & (na - 1))
+        return ucs1_block_compress(v, na, d, 1);
+    _mm512_storeu_si512((void *)d, v);
+    if (na) {
+        const size_t p = (size_t)__builtin_ctzll(na);
+        const __mmask64 rest = u8p_low_bits64(63 - p);
+        memcpy(d + p, &l1_pairs[s[p] & 0x7F], 2);
+        _mm512_mask_storeu_epi8(d + p + 2, rest, _mm512_maskz_loadu_epi8(rest, s + p + 1));
+        return 65;
+    }
+    return 64;
+}
+
+/* The last r = n - i bytes of a long input, 64 <= r < 128: the block at i,
+ * then the block that ends at n, which begins with 128 - r bytes already
+ * encoded (written again, the same); exact stores, as the loops' whole
+ * vectors would reach past the output. */
+U8P_VBMI2_INL size_t
+ucs1_tail(const uint8_t *src, size_t i, size_t n, uint8_t *dst)
+{
+    uint8_t *d = dst;
+    __m512i v = _mm512_loadu_si512(src + i);
+    d += ucs1_block_exact(src + i, v, _mm512_movepi8_mask(v), d);
+    if (i + 64 < n) {
+        const size_t back = 128 - (n - i);
+        const uint8_t *s = src + n - 64;
+        uint64_t m;
+        v = _mm512_loadu_si512(s);
+        m = _mm512_movepi8_mask(v);
+        d -= back + (size_t)__builtin_popcountll(m & u8p_low_bits64(back));
+        d += ucs1_block_exact(s, v, m, d);
+    }
+    return (size_t)(d - dst);
 }
 
 /* Below this many bytes the head block costs more than the aligned loads
@@ -475,7 +524,7 @@ vbmi2_long_ucs1(const uint8_t *src, size_t n, uint8_t *dst)
             d += 64;
         }
     }
-    return (size_t)(d - dst) + vbmi2_enc_ucs1(src + i, n - i, d);
+    return (size_t)(d - dst) + ucs1_tail(src, i, n, d);
 }
 
 /* ------------------------------------------- the "avx512" level's table */
