@@ -87,10 +87,11 @@ detect_x86(void)
     if (!((b >> 16) & 1) || !((b >> 30) & 1) || (xcr0 & 0xE0) != 0xE0)
         goto out;
     top = U8P_ISA_AVX512;
-    /* the "VBMI2" tables also use VBMI (vpmultishiftqb) and CD (vplzcntd),
-     * so all three are required (CPUs with VBMI2 have the other two):
-     * AVX512_VBMI2 (ecx 6), AVX512_VBMI (ecx 1), AVX512CD (ebx 28) */
-    vbmi2 = ((c >> 6) & 1) && ((c >> 1) & 1) && ((b >> 28) & 1);
+    /* the "VBMI2" tables also use VBMI (vpmultishiftqb), CD (vplzcntd) and
+     * GFNI (gf2p8affineqb), so all four are required (CPUs with VBMI2 have
+     * the other three): AVX512_VBMI2 (ecx 6), AVX512_VBMI (ecx 1),
+     * AVX512CD (ebx 28), GFNI (ecx 8) */
+    vbmi2 = ((c >> 6) & 1) && ((c >> 1) & 1) && ((b >> 28) & 1) && ((c >> 8) & 1);
 out:
     x86_vbmi2 = vbmi2;
     x86_top = top;

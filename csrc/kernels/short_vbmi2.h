@@ -38,10 +38,10 @@
 #define U8P_VBMI2_SHORT_OK(K) \
     ((K) == &u8p_kernels_avx512_mixed || (K) == &u8p_kernels_avx512_intel)
 
-/* the "VBMI2" table's instruction sets: also VBMI (vpmultishiftqb) and CD
- * (vplzcntd) for its other steps */
+/* the "VBMI2" table's instruction sets: also VBMI (vpmultishiftqb), CD
+ * (vplzcntd) and GFNI (gf2p8affineqb) for its other steps */
 #define U8P_VBMI2_TARGET \
-    __attribute__((target("avx512f,avx512bw,avx512cd,avx512vbmi,avx512vbmi2,avx2,popcnt")))
+    __attribute__((target("avx512f,avx512bw,avx512cd,avx512vbmi,avx512vbmi2,gfni,avx2,popcnt")))
 
 /* The two-byte step: the lanes of w (16-bit, each below U+0800; those
  * past `lanes` dropped) -> their UTF-8, one or two bytes each, packed at

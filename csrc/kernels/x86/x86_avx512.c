@@ -5,7 +5,7 @@
  *                             compares + popcount); the encoders are the
  *                             AVX2 ones (a 512-bit encoder without byte
  *                             compress would be the AVX2 scheme again).
- *   u8p_kernels_avx512_vbmi2  + VBMI2, VBMI and CD: encoders build each code
+ *   u8p_kernels_avx512_vbmi2  + VBMI2, VBMI, CD and GFNI: encoders build each code
  *                             point's UTF-8 right-aligned in a 32-bit lane
  *                             (u8p_vbmi2_lanes: lzcnt -> length class, one
  *                             multishift, one ternlog) and squeeze out the
@@ -23,7 +23,7 @@
  *
  * Dispatch picks the mixed or the Intel table (by cpuid's vendor) where
  * cpuid and XCR0 say the CPU and OS support AVX-512 F + BW with VBMI2,
- * VBMI and CD, the F + BW table where they support F + BW only.
+ * VBMI, CD and GFNI, the F + BW table where they support F + BW only.
  * u8p_kernels_variants reaches all four, and
  * the C harness tests each of them on every CPU that has them (and under
  * SIMDe on any x86-64).  The AVX-512 decoders live in decode_x86.c with
@@ -39,9 +39,21 @@
 #include "../generic/scalar_inl.h"
 #include "../short_vbmi2.h"
 
+/* Hides a value from the compiler, which then keeps a constant in a
+ * register: knowing it, gcc rebuilds a splat from a general register on
+ * every use in a loop (see x86_consts.c).  Nothing under emulation
+ * (tests/c/emu), where the vectors are not registers. */
+#ifdef U8P_EMULATED
+#define U8P_OPAQUE_V(x) ((void)0)
+#define U8P_OPAQUE_K(x) ((void)0)
+#else
+#define U8P_OPAQUE_V(x) __asm__("" : "+v"(x))
+#define U8P_OPAQUE_K(x) __asm__("" : "+k"(x))
+#endif
+
 #define U8P_AVX512 __attribute__((target("avx512f,avx512bw,avx2,popcnt")))
-/* the "VBMI2" table: also VBMI (vpmultishiftqb) and CD (vplzcntd); dispatch
- * asks cpuid for all three */
+/* the "VBMI2" table: also VBMI (vpmultishiftqb), CD (vplzcntd) and GFNI
+ * (gf2p8affineqb); dispatch asks cpuid for all four */
 #define U8P_VBMI2 U8P_VBMI2_TARGET
 /* steps and the loop shared by UCS2 and UCS4: inlined into each */
 #define U8P_VBMI2_INL U8P_VBMI2 U8P_ALWAYS_INLINE
@@ -350,55 +362,82 @@ const u8p_kernels u8p_kernels_avx512_vbmi2 = {
  * no byte >= 0x80, or exactly one (an accented letter every word or two).
  * So a block is, by what it holds:
  *   - ASCII: a copy (two blocks tested at once, on their OR);
- *   - one non-ASCII byte at p: the block copied, its two bytes stored at
- *     p, and the block's rest copied again from the input one byte on:
- *     plain loads and stores, no shuffle;
+ *   - one non-ASCII byte at p: the block stored with byte p made its
+ *     lead, then the input from p stored one byte on with its first byte
+ *     made the continuation: two stores, no shuffle (each byte change is a
+ *     gf2p8affine, a bit matrix a byte, under a one-bit mask);
  *   - more: vpermb interleaves the block's halves into 16-bit lanes
  *     (byte j beside byte j + 32), each lane becomes the character's lead
  *     and continuation byte, and two byte compresses drop the leads of the
- *     ASCII characters.  The masks the compresses keep come from the
- *     vectors (a sign bit a byte), not from the non-ASCII mask through a
- *     general register: on AMD cores a mask's trip to a general register
- *     and back costs more than the vector instruction.
+ *     ASCII characters, kept by the lanes' sign bits.
  * Stores are whole vectors: each reaches at most 63 bytes past its block's
  * output, which the next 64 input bytes (at least one byte each) cover, so
  * the loops stop while that much input is left, and two blocks with exact
  * stores finish (ucs1_tail; masked stores cost more than whole ones on AMD
  * cores, so only there).
  */
-#define L1_PAIR(c) ((0xC0u | ((c) >> 6)) | ((0x80u | ((c) & 0x3F)) << 8))
-#define L1_PAIR4(c) L1_PAIR(c), L1_PAIR((c) + 1), L1_PAIR((c) + 2), L1_PAIR((c) + 3)
-#define L1_PAIR16(c) L1_PAIR4(c), L1_PAIR4((c) + 4), L1_PAIR4((c) + 8), L1_PAIR4((c) + 12)
-/* U+0080..U+00FF's two UTF-8 bytes, lead first in memory */
-static const uint16_t l1_pairs[128] = {
-    L1_PAIR16(0x80), L1_PAIR16(0x90), L1_PAIR16(0xA0), L1_PAIR16(0xB0),
-    L1_PAIR16(0xC0), L1_PAIR16(0xD0), L1_PAIR16(0xE0), L1_PAIR16(0xF0),
-};
+
+/* The compress step's constants, made once per call and passed in: left
+ * to the compiler, each may be rebuilt from a general register on every
+ * block, a transfer into the vector unit that costs more than the step's
+ * own instructions on AMD cores. */
+typedef struct {
+    __m512i idx, c2, c001, c3, ff00, top, to_lead, to_cont;
+    __mmask64 odd, even, first;
+} l1_consts;
+
+U8P_VBMI2_INL l1_consts
+l1_consts_make(void)
+{
+    l1_consts k;
+    /* lane j: byte j low, byte j + 32 high */
+    k.idx = _mm512_set_epi8(
+        63, 31, 62, 30, 61, 29, 60, 28, 59, 27, 58, 26, 57, 25, 56, 24, 55, 23, 54, 22, 53, 21,
+        52, 20, 51, 19, 50, 18, 49, 17, 48, 16, 47, 15, 46, 14, 45, 13, 44, 12, 43, 11, 42, 10,
+        41, 9, 40, 8, 39, 7, 38, 6, 37, 5, 36, 4, 35, 3, 34, 2, 33, 1, 32, 0);
+    k.c2 = _mm512_set1_epi16(0xC2);
+    k.c001 = _mm512_set1_epi16((short)0xC001);
+    k.c3 = _mm512_set1_epi16(0x40C3);
+    k.ff00 = _mm512_set1_epi16((short)0xFF00);
+    k.top = _mm512_set1_epi8((char)0xC0);
+    /* gf2p8affine matrices: c -> c >> 6 (then ^ 0xC0: the lead), and
+     * c -> c & 0xBF (the continuation of a byte >= 0x80) */
+    k.to_lead = _mm512_set1_epi64(0x4080000000000000ll);
+    k.to_cont = _mm512_set1_epi64(0x0102040810200080ll);
+    k.odd = (__mmask64)0xAAAAAAAAAAAAAAAAull;
+    k.even = (__mmask64)0x5555555555555555ull;
+    k.first = (__mmask64)1;
+    U8P_OPAQUE_V(k.to_lead);
+    U8P_OPAQUE_V(k.to_cont);
+    U8P_OPAQUE_K(k.first);
+    U8P_OPAQUE_V(k.idx);
+    U8P_OPAQUE_V(k.c2);
+    U8P_OPAQUE_V(k.c001);
+    U8P_OPAQUE_V(k.c3);
+    U8P_OPAQUE_V(k.ff00);
+    U8P_OPAQUE_V(k.top);
+    U8P_OPAQUE_K(k.odd);
+    U8P_OPAQUE_K(k.even);
+    return k;
+}
 
 /* a block of 64 with at least two bytes >= 0x80 (na: their mask); with
  * exact, stores masked to its output */
 U8P_VBMI2_INL size_t
-ucs1_block_compress(__m512i v, uint64_t na, uint8_t *d, int exact)
+ucs1_block_compress(const l1_consts *k, __m512i v, uint64_t na, uint8_t *d, int exact)
 {
-    /* lane j: byte j low, byte j + 32 high */
-    const __m512i idx = _mm512_set_epi8(
-        63, 31, 62, 30, 61, 29, 60, 28, 59, 27, 58, 26, 57, 25, 56, 24, 55, 23, 54, 22, 53, 21,
-        52, 20, 51, 19, 50, 18, 49, 17, 48, 16, 47, 15, 46, 14, 45, 13, 44, 12, 43, 11, 42, 10,
-        41, 9, 40, 8, 39, 7, 38, 6, 37, 5, 36, 4, 35, 3, 34, 2, 33, 1, 32, 0);
-    const __m512i sign_hi = _mm512_set1_epi16((short)0x8000);
-    const __mmask64 top = _mm512_cmpge_epu8_mask(v, _mm512_set1_epi8((char)0xC0));
-    const __m512i iv = _mm512_permutexvar_epi8(idx, v);
+    const __mmask64 top = _mm512_cmpge_epu8_mask(v, k->top);
+    const __m512i iv = _mm512_permutexvar_epi8(k->idx, v);
     /* first half: lead C2 and the byte; C0..FF: lead C3, byte - 0x40 */
-    __m512i a = _mm512_or_si512(_mm512_slli_epi16(iv, 8), _mm512_set1_epi16(0xC2));
-    a = _mm512_mask_add_epi16(a, (__mmask32)top, a, _mm512_set1_epi16((short)0xC001));
+    __m512i a = _mm512_or_si512(_mm512_slli_epi16(iv, 8), k->c2);
+    a = _mm512_mask_add_epi16(a, (__mmask32)top, a, k->c001);
     /* second half, from the high bytes: (iv & FF00) ^ (C2, or C3 and 0x40) */
-    const __m512i lead_b = _mm512_mask_blend_epi16(
-        (__mmask32)(top >> 32), _mm512_set1_epi16(0x00C2), _mm512_set1_epi16(0x40C3));
-    __m512i b = _mm512_ternarylogic_epi32(iv, _mm512_set1_epi16((short)0xFF00), lead_b, 0x6A);
+    const __m512i lead_b = _mm512_mask_blend_epi16((__mmask32)(top >> 32), k->c2, k->c3);
+    __m512i b = _mm512_ternarylogic_epi32(iv, k->ff00, lead_b, 0x6A);
     /* keep each continuation, and a lead where its byte is >= 0x80 */
-    const __mmask64 keep_a = _mm512_movepi8_mask(_mm512_or_si512(iv, sign_hi));
-    const __mmask64 keep_b =
-        _mm512_movepi8_mask(_mm512_or_si512(_mm512_srli_epi16(iv, 8), sign_hi));
+    const __mmask64 hi = _mm512_movepi8_mask(iv);
+    const __mmask64 keep_a = hi | k->odd;
+    const __mmask64 keep_b = ((hi >> 1) & k->even) | k->odd;
     const size_t na_a = 32 + (size_t)__builtin_popcount((uint32_t)na);
     const size_t na_b = 32 + (size_t)__builtin_popcount((uint32_t)(na >> 32));
     if (exact) {
@@ -415,33 +454,38 @@ ucs1_block_compress(__m512i v, uint64_t na, uint8_t *d, int exact)
 
 /* a block of 64 at s with a byte >= 0x80 (na != 0) */
 U8P_VBMI2_INL size_t
-ucs1_block_long(const uint8_t *s, __m512i v, uint64_t na, uint8_t *d)
+ucs1_block_long(const l1_consts *k, const uint8_t *s, __m512i v, uint64_t na, uint8_t *d)
 {
     if (na & (na - 1))
-        return ucs1_block_compress(v, na, d, 0);
+        return ucs1_block_compress(k, v, na, d, 0);
     {
         const size_t p = (size_t)__builtin_ctzll(na);
-        _mm512_storeu_si512((void *)d, v);
-        memcpy(d + p, &l1_pairs[s[p] & 0x7F], 2);
-        _mm512_storeu_si512((void *)(d + p + 2), _mm512_loadu_si512(s + p + 1));
+        const __m512i r = _mm512_loadu_si512(s + p);
+        _mm512_storeu_si512((void *)d, _mm512_mask_gf2p8affine_epi64_epi8(v, (__mmask64)na, v,
+                                                                          k->to_lead, 0xC0));
+        _mm512_storeu_si512((void *)(d + p + 1),
+                            _mm512_mask_gf2p8affine_epi64_epi8(r, k->first, r, k->to_cont, 0));
         return 65;
     }
 }
 
 /* The same, any block, reading and writing nothing past it */
 U8P_VBMI2_INL size_t
-ucs1_block_exact(const uint8_t *s, __m512i v, uint64_t na, uint8_t *d)
+ucs1_block_exact(const l1_consts *k, const uint8_t *s, __m512i v, uint64_t na, uint8_t *d)
 {
     if (na & (na - 1))
-        return ucs1_block_compress(v, na, d, 1);
-    _mm512_storeu_si512((void *)d, v);
+        return ucs1_block_compress(k, v, na, d, 1);
     if (na) {
         const size_t p = (size_t)__builtin_ctzll(na);
-        const __mmask64 rest = u8p_low_bits64(63 - p);
-        memcpy(d + p, &l1_pairs[s[p] & 0x7F], 2);
-        _mm512_mask_storeu_epi8(d + p + 2, rest, _mm512_maskz_loadu_epi8(rest, s + p + 1));
+        const __mmask64 rest = u8p_low_bits64(64 - p);
+        const __m512i r = _mm512_maskz_loadu_epi8(rest, s + p);
+        _mm512_storeu_si512((void *)d, _mm512_mask_gf2p8affine_epi64_epi8(v, (__mmask64)na, v,
+                                                                          k->to_lead, 0xC0));
+        _mm512_mask_storeu_epi8(d + p + 1, rest,
+                                _mm512_mask_gf2p8affine_epi64_epi8(r, k->first, r, k->to_cont, 0));
         return 65;
     }
+    _mm512_storeu_si512((void *)d, v);
     return 64;
 }
 
@@ -450,11 +494,11 @@ ucs1_block_exact(const uint8_t *s, __m512i v, uint64_t na, uint8_t *d)
  * encoded (written again, the same); exact stores, as the loops' whole
  * vectors would reach past the output. */
 U8P_VBMI2_INL size_t
-ucs1_tail(const uint8_t *src, size_t i, size_t n, uint8_t *dst)
+ucs1_tail(const l1_consts *k, const uint8_t *src, size_t i, size_t n, uint8_t *dst)
 {
     uint8_t *d = dst;
     __m512i v = _mm512_loadu_si512(src + i);
-    d += ucs1_block_exact(src + i, v, _mm512_movepi8_mask(v), d);
+    d += ucs1_block_exact(k, src + i, v, _mm512_movepi8_mask(v), d);
     if (i + 64 < n) {
         const size_t back = 128 - (n - i);
         const uint8_t *s = src + n - 64;
@@ -462,7 +506,7 @@ ucs1_tail(const uint8_t *src, size_t i, size_t n, uint8_t *dst)
         v = _mm512_loadu_si512(s);
         m = _mm512_movepi8_mask(v);
         d -= back + (size_t)__builtin_popcountll(m & u8p_low_bits64(back));
-        d += ucs1_block_exact(s, v, m, d);
+        d += ucs1_block_exact(k, s, v, m, d);
     }
     return (size_t)(d - dst);
 }
@@ -475,6 +519,7 @@ U8P_VBMI2 static size_t
 vbmi2_long_ucs1(const uint8_t *src, size_t n, uint8_t *dst)
 {
     uint8_t *d = dst;
+    const l1_consts kc = l1_consts_make(), *k = &kc;
     /* From LONG_UCS1_ALIGN_MIN bytes, the loads below from a 64-byte
      * boundary of the input (see avx512_len_ucs1).  The head is a block at
      * src, of which only the first i bytes count: its output begins with
@@ -485,7 +530,7 @@ vbmi2_long_ucs1(const uint8_t *src, size_t n, uint8_t *dst)
         const __m512i v = _mm512_loadu_si512(src);
         const uint64_t m = _mm512_movepi8_mask(v);
         if (m)
-            ucs1_block_long(src, v, m, d);
+            ucs1_block_long(k, src, v, m, d);
         else
             _mm512_storeu_si512((void *)d, v);
         d += i + (size_t)__builtin_popcountll(m & u8p_low_bits64(i));
@@ -502,13 +547,13 @@ vbmi2_long_ucs1(const uint8_t *src, size_t n, uint8_t *dst)
         ma = _mm512_movepi8_mask(a);
         mb = _mm512_movepi8_mask(b);
         if (ma)
-            d += ucs1_block_long(src + i, a, ma, d);
+            d += ucs1_block_long(k, src + i, a, ma, d);
         else {
             _mm512_storeu_si512((void *)d, a);
             d += 64;
         }
         if (mb)
-            d += ucs1_block_long(src + i + 64, b, mb, d);
+            d += ucs1_block_long(k, src + i + 64, b, mb, d);
         else {
             _mm512_storeu_si512((void *)d, b);
             d += 64;
@@ -518,13 +563,13 @@ vbmi2_long_ucs1(const uint8_t *src, size_t n, uint8_t *dst)
         const __m512i v = _mm512_loadu_si512(src + i);
         const uint64_t m = _mm512_movepi8_mask(v);
         if (m)
-            d += ucs1_block_long(src + i, v, m, d);
+            d += ucs1_block_long(k, src + i, v, m, d);
         else {
             _mm512_storeu_si512((void *)d, v);
             d += 64;
         }
     }
-    return (size_t)(d - dst) + ucs1_tail(src, i, n, d);
+    return (size_t)(d - dst) + ucs1_tail(k, src, i, n, d);
 }
 
 /* ------------------------------------------- the "avx512" level's table */

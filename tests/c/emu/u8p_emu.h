@@ -30,6 +30,7 @@
 #define SIMDE_NO_NATIVE 1 /* every intrinsic emulated, SSE2 included */
 #endif
 #include <simde/x86/avx512.h>
+#include <simde/x86/gfni.h>
 
 #define U8P_EMU_INLINE static inline
 
