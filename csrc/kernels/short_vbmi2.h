@@ -14,8 +14,8 @@
  * U8P_HAVE_VBMI2_SHORT is 1 where this compiles (U8P_X86_SIMD, kernels.h:
  * x86-64 with gcc or clang), else 0 and nothing else is defined.  A caller
  * must run these functions only while the kernel table in use is the
- * VBMI2 one (U8P_VBMI2_SHORT_OK: the CPU has AVX-512 F, BW, CD, VBMI and
- * VBMI2; dispatch.c asks cpuid and XCR0).
+ * VBMI2 one (U8P_VBMI2_SHORT_OK: the CPU has AVX-512 F, BW, CD, VBMI,
+ * VBMI2 and GFNI; dispatch.c asks cpuid and XCR0).
  */
 #ifndef UTF8PFX_SHORT_VBMI2_H
 #define UTF8PFX_SHORT_VBMI2_H
@@ -38,6 +38,18 @@
 #define U8P_VBMI2_SHORT_OK(K) \
     ((K) == &u8p_kernels_avx512_mixed || (K) == &u8p_kernels_avx512_intel)
 
+/* The steps' splat constants, 32 bits a lane, read from memory (defined in
+ * x86/x86_consts.c): given the values, gcc rebuilds a splat from a general
+ * register at each use (an immediate, then vpbroadcast: a transfer into
+ * the vector unit), in the writer's loops as well; read from here, each is
+ * one broadcast load. */
+enum u8p_splat {
+    U8P_S_H0080, U8P_S_H003F, U8P_S_H80C0, U8P_S_H8080, U8P_S_H0800, U8P_S_WF800,
+    U8P_S_WD800, U8P_S_HD800, U8P_S_H07FF, U8P_S_COUNT
+};
+extern const uint32_t u8p_splat32[U8P_S_COUNT];
+#define U8P_SPLAT(i) _mm512_set1_epi32((int)u8p_splat32[i])
+
 /* the "VBMI2" table's instruction sets: also VBMI (vpmultishiftqb), CD
  * (vplzcntd) and GFNI (gf2p8affineqb) for its other steps */
 #define U8P_VBMI2_TARGET \
@@ -53,14 +65,14 @@
 U8P_VBMI2_TARGET U8P_ALWAYS_INLINE __m512i
 u8p_vbmi2_two_bytes(__m512i w, __mmask32 lanes, __mmask32 *big_out, __mmask64 *keep_out)
 {
-    const __mmask32 big = _mm512_cmpge_epu16_mask(w, _mm512_set1_epi16(0x80));
+    const __mmask32 big = _mm512_cmpge_epu16_mask(w, U8P_SPLAT(U8P_S_H0080));
     const __m512i two = _mm512_or_si512(
         _mm512_or_si512(_mm512_srli_epi16(w, 6),
-                        _mm512_slli_epi16(_mm512_and_si512(w, _mm512_set1_epi16(0x3F)), 8)),
-        _mm512_set1_epi16((short)0x80C0));
+                        _mm512_slli_epi16(_mm512_and_si512(w, U8P_SPLAT(U8P_S_H003F)), 8)),
+        U8P_SPLAT(U8P_S_H80C0));
     const __m512i keepv = _mm512_maskz_mov_epi16(
-        lanes, _mm512_mask_blend_epi16(big, _mm512_set1_epi16(0x0080),
-                                       _mm512_set1_epi16((short)0x8080)));
+        lanes, _mm512_mask_blend_epi16(big, U8P_SPLAT(U8P_S_H0080),
+                                       U8P_SPLAT(U8P_S_H8080)));
     const __mmask64 keep = _mm512_movepi8_mask(keepv);
     *big_out = big;
     *keep_out = keep;
@@ -121,7 +133,7 @@ u8p_vbmi2_short_ucs2(const uint16_t *src, size_t n, uint8_t *dst)
 {
     const __mmask32 lanes = (__mmask32)u8p_low_bits64(n);
     const __m512i w = _mm512_maskz_loadu_epi16(lanes, src);
-    if (_mm512_cmpge_epu16_mask(w, _mm512_set1_epi16(0x800)))
+    if (_mm512_cmpge_epu16_mask(w, U8P_SPLAT(U8P_S_H0800)))
         return (size_t)-1;
     return u8p_vbmi2_two_store(w, lanes, dst);
 }
@@ -229,8 +241,8 @@ U8P_VBMI2_TARGET U8P_ALWAYS_INLINE __mmask16
 u8p_vbmi2_surr32(__m512i c, __mmask16 lanes)
 {
     return _mm512_mask_cmpeq_epi32_mask(lanes,
-                                        _mm512_and_si512(c, _mm512_set1_epi32((int)0xFFFFF800u)),
-                                        _mm512_set1_epi32(0xD800));
+                                        _mm512_and_si512(c, U8P_SPLAT(U8P_S_WF800)),
+                                        U8P_SPLAT(U8P_S_WD800));
 }
 
 /* n (from the cut-off of its kind up to 32) UCS2 code units (units == 2,
@@ -284,8 +296,8 @@ u8p_vbmi2_short_lanes(const void *src, const int units, size_t n, uint8_t *dst)
 U8P_VBMI2_TARGET U8P_ALWAYS_INLINE __mmask32
 u8p_vbmi2_surr16(__m512i w)
 {
-    return _mm512_cmple_epu16_mask(_mm512_sub_epi16(w, _mm512_set1_epi16((short)0xD800)),
-                                   _mm512_set1_epi16(0x7FF));
+    return _mm512_cmple_epu16_mask(_mm512_sub_epi16(w, U8P_SPLAT(U8P_S_HD800)),
+                                   U8P_SPLAT(U8P_S_H07FF));
 }
 
 /* the two-byte step (u8p_vbmi2_two_store) into room: n units in w, the
@@ -318,8 +330,8 @@ u8p_vbmi2_short_ucs2_room(const uint16_t *src, size_t n, uint8_t *dst)
 {
     const __mmask32 lanes = (__mmask32)u8p_low_bits64(n);
     const __m512i w = _mm512_maskz_loadu_epi16(lanes, src);
-    const __mmask32 m800 = _mm512_cmpge_epu16_mask(w, _mm512_set1_epi16(0x800));
-    const __mmask32 m80 = _mm512_cmpge_epu16_mask(w, _mm512_set1_epi16(0x80));
+    const __mmask32 m800 = _mm512_cmpge_epu16_mask(w, U8P_SPLAT(U8P_S_H0800));
+    const __mmask32 m80 = _mm512_cmpge_epu16_mask(w, U8P_SPLAT(U8P_S_H0080));
     const u8p_vbmi2_tab t = u8p_vbmi2_tab_make();
     __m512i o;
     if (!m800)

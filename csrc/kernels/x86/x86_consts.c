@@ -9,6 +9,7 @@
  * operands.
  */
 #include "x86_internal.h"
+#include "../short_vbmi2.h"
 
 #if U8P_X86_SIMD
 
@@ -16,6 +17,14 @@
 #define H16(x) {.h = {x, x, x, x, x, x, x, x, x, x, x, x, x, x, x, x}}
 #define B32(x) {.b = {x, x, x, x, x, x, x, x, x, x, x, x, x, x, x, x, \
                       x, x, x, x, x, x, x, x, x, x, x, x, x, x, x, x}}
+
+/* the AVX-512 steps' splats (short_vbmi2.h says why they are read from
+ * memory), one 32-bit lane each */
+const uint32_t u8p_splat32[U8P_S_COUNT] = {
+    [U8P_S_H0080] = 0x00800080u, [U8P_S_H003F] = 0x003F003Fu, [U8P_S_H80C0] = 0x80C080C0u,
+    [U8P_S_H8080] = 0x80808080u, [U8P_S_H0800] = 0x08000800u, [U8P_S_WF800] = 0xFFFFF800u,
+    [U8P_S_WD800] = 0x0000D800u, [U8P_S_HD800] = 0xD800D800u, [U8P_S_H07FF] = 0x07FF07FFu,
+};
 
 U8P_ALIGN32 const u8p_v256 u8p_x86_k[U8P_K_COUNT] = {
     /* 32-bit lanes */
