@@ -649,14 +649,21 @@ DEFINE_BY_SIZE(avx512_enc2_room, uint16_t, AVX512_SHORT_UCS2, vbmi2_enc_ucs2,
 U8P_VBMI2 static size_t
 mixed_long_ucs2_pass(const uint16_t *src, size_t n, uint8_t *dst, int *surr)
 {
-    const __m512i k3f = _mm512_set1_epi16(0x3F), k80c0 = _mm512_set1_epi16((short)0x80C0);
-    const __m512i k80 = _mm512_set1_epi16(0x80), k800 = _mm512_set1_epi16(0x800);
-    const __m512i kF800 = _mm512_set1_epi16((short)0xF800);
-    const __m512i kD800 = _mm512_set1_epi16((short)0xD800);
+    __m512i k3f = _mm512_set1_epi16(0x3F), k80c0 = _mm512_set1_epi16((short)0x80C0);
+    __m512i k80 = _mm512_set1_epi16(0x80), k800 = _mm512_set1_epi16(0x800);
+    __m512i kF800 = _mm512_set1_epi16((short)0xF800);
+    __m512i kD800 = _mm512_set1_epi16((short)0xD800);
     const u8p_vbmi2_tab t = u8p_vbmi2_tab_make();
     uint8_t *d = dst;
     size_t i = 0;
     unsigned wide = 0; /* a bit a block, the last one lowest: from U+0800 */
+    /* kept in registers (see U8P_OPAQUE_V) */
+    U8P_OPAQUE_V(k3f);
+    U8P_OPAQUE_V(k80c0);
+    U8P_OPAQUE_V(k80);
+    U8P_OPAQUE_V(k800);
+    U8P_OPAQUE_V(kF800);
+    U8P_OPAQUE_V(kD800);
     int any = 0, rest = 0;
     for (; n - i >= 64; i += 32) {
         const __m512i v = _mm512_loadu_si512(src + i);
