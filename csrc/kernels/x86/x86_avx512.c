@@ -187,8 +187,8 @@ vbmi2_enc_ucs1(const uint8_t *src, size_t n, uint8_t *dst)
 U8P_VBMI2 static size_t
 vbmi2_enc_ucs2(const uint16_t *src, size_t n, uint8_t *dst, size_t *done)
 {
-    const __m512i kF800 = _mm512_set1_epi32((int)0xFFFFF800u);
-    const __m512i kD800 = _mm512_set1_epi32(0xD800);
+    __m512i kF800 = _mm512_set1_epi32((int)0xFFFFF800u);
+    __m512i kD800 = _mm512_set1_epi32(0xD800), k80 = _mm512_set1_epi16(0x80);
     const u8p_vbmi2_tab t_ = u8p_vbmi2_tab_make();
     uint8_t *d = dst;
     size_t i = 0;
@@ -207,6 +207,9 @@ vbmi2_enc_ucs2(const uint16_t *src, size_t n, uint8_t *dst, size_t *done)
             return cnt;
         }
     }
+    U8P_OPAQUE_V(kF800);
+    U8P_OPAQUE_V(kD800);
+    U8P_OPAQUE_V(k80);
     while (i < n) {
         size_t take = n - i < 16 ? n - i : 16;
         __mmask16 lanes = (__mmask16)u8p_low_bits64(take);
@@ -214,7 +217,7 @@ vbmi2_enc_ucs2(const uint16_t *src, size_t n, uint8_t *dst, size_t *done)
         if (n - i >= 32) {
             __m512i v = _mm512_loadu_si512(src + i);
             /* all ASCII (so no surrogate either): narrow and store */
-            if (!_mm512_cmpge_epu16_mask(v, _mm512_set1_epi16(0x80))) {
+            if (!_mm512_cmpge_epu16_mask(v, k80)) {
                 _mm256_storeu_si256((__m256i *)d, _mm512_cvtepi16_epi8(v));
                 d += 32;
                 i += 32;
@@ -238,12 +241,14 @@ vbmi2_enc_ucs2(const uint16_t *src, size_t n, uint8_t *dst, size_t *done)
 U8P_VBMI2 static size_t
 vbmi_len_ucs4(const uint32_t *src, size_t n, size_t *nsurr)
 {
-    const __m512i kD800 = _mm512_set1_epi32(0xD800);
+    __m512i kD800 = _mm512_set1_epi32(0xD800), k800 = _mm512_set1_epi32(0x800);
     const __m512i bytes_by_lz = _mm512_setr_epi32(
         0x04040400, 0x04040404, 0x04040404, 0x04040404, /* lz 0 (never), 1..15 */
         0x03030303, 0x02020203, 0x01010102, 0x01010101, /* 16..20 3, 21..24 2, 25.. 1 */
         0x00000001, 0, 0, 0, 0, 0, 0, 0);               /* lz 32: U+0000 */
     size_t i = 0, len = 0, tsurr;
+    U8P_OPAQUE_V(kD800);
+    U8P_OPAQUE_V(k800);
     while (n - i >= 16) {
         /* flushed every 8192 steps (as the other length kernels; far from
          * a 32-bit lane's limit, and the harness's long inputs reach it) */
@@ -254,7 +259,7 @@ vbmi_len_ucs4(const uint32_t *src, size_t n, size_t *nsurr)
             acc = _mm512_add_epi32(acc, _mm512_permutexvar_epi8(_mm512_lzcnt_epi32(c), bytes_by_lz));
             m = _mm512_min_epu32(m, _mm512_sub_epi32(c, kD800));
         }
-        if (_mm512_cmpge_epu32_mask(m, _mm512_set1_epi32(0x800)) != 0xFFFF)
+        if (_mm512_cmpge_epu32_mask(m, k800) != 0xFFFF)
             return avx512_len_ucs4(src, n, nsurr);
         len += (size_t)_mm512_reduce_add_epi32(acc);
     }
@@ -273,10 +278,13 @@ vbmi_len_ucs4(const uint32_t *src, size_t n, size_t *nsurr)
 U8P_VBMI2_INL size_t
 vbmi_ucs4_rounds(const u8p_vbmi2_tab *t, const uint32_t *src, size_t n, uint8_t **dp)
 {
-    const __m512i kD800 = _mm512_set1_epi32(0xD800);
-    const __m512i kHigh = _mm512_set1_epi32((int)0xFFFFFF80u);
+    __m512i kD800 = _mm512_set1_epi32(0xD800), k800 = _mm512_set1_epi32(0x800);
+    __m512i kHigh = _mm512_set1_epi32((int)0xFFFFFF80u);
     uint8_t *d = *dp;
     size_t i = 0;
+    U8P_OPAQUE_V(kD800);
+    U8P_OPAQUE_V(k800);
+    U8P_OPAQUE_V(kHigh);
     for (; n - i >= 64; i += 64) {
         __m512i c[4], m;
         int k;
@@ -285,7 +293,7 @@ vbmi_ucs4_rounds(const u8p_vbmi2_tab *t, const uint32_t *src, size_t n, uint8_t 
         m = _mm512_min_epu32(
             _mm512_min_epu32(_mm512_sub_epi32(c[0], kD800), _mm512_sub_epi32(c[1], kD800)),
             _mm512_min_epu32(_mm512_sub_epi32(c[2], kD800), _mm512_sub_epi32(c[3], kD800)));
-        if (_mm512_cmpge_epu32_mask(m, _mm512_set1_epi32(0x800)) != 0xFFFF)
+        if (_mm512_cmpge_epu32_mask(m, k800) != 0xFFFF)
             break;
         /* the ASCII step: all 64 code points ASCII */
         if (!_mm512_test_epi32_mask(
@@ -310,8 +318,8 @@ vbmi_ucs4_rounds(const u8p_vbmi2_tab *t, const uint32_t *src, size_t n, uint8_t 
 U8P_VBMI2 static size_t
 vbmi2_enc_ucs4(const uint32_t *src, size_t n, uint8_t *dst, size_t *done)
 {
-    const __m512i kF800 = _mm512_set1_epi32((int)0xFFFFF800u);
-    const __m512i kD800 = _mm512_set1_epi32(0xD800);
+    __m512i kF800 = _mm512_set1_epi32((int)0xFFFFF800u);
+    __m512i kD800 = _mm512_set1_epi32(0xD800), k80 = _mm512_set1_epi32(0x80);
     const u8p_vbmi2_tab t_ = u8p_vbmi2_tab_make();
     uint8_t *d = dst;
     size_t i = 0;
@@ -319,11 +327,14 @@ vbmi2_enc_ucs4(const uint32_t *src, size_t n, uint8_t *dst, size_t *done)
         return u8p_scalar_enc_ucs4(src, n, dst, done);
     if (n >= 64)
         i = vbmi_ucs4_rounds(&t_, src, n, &d);
+    U8P_OPAQUE_V(kF800);
+    U8P_OPAQUE_V(kD800);
+    U8P_OPAQUE_V(k80);
     while (i < n) {
         size_t take = n - i < 16 ? n - i : 16;
         __mmask16 lanes = (__mmask16)u8p_low_bits64(take);
         __m512i c = _mm512_maskz_loadu_epi32(lanes, src + i);
-        if (take == 16 && !_mm512_cmpge_epu32_mask(c, _mm512_set1_epi32(0x80))) {
+        if (take == 16 && !_mm512_cmpge_epu32_mask(c, k80)) {
             _mm_storeu_si128((__m128i *)d, _mm512_cvtepi32_epi8(c));
             d += 16;
             i += 16;
@@ -752,12 +763,15 @@ const u8p_kernels u8p_kernels_avx512_mixed = {
 U8P_VBMI2 static size_t
 vbmi2_long_ucs2(const uint16_t *src, size_t n, uint8_t *dst, size_t *done)
 {
-    const __m512i k800 = _mm512_set1_epi16(0x800);
-    const __m512i kF800 = _mm512_set1_epi16((short)0xF800);
-    const __m512i kD800 = _mm512_set1_epi16((short)0xD800);
+    __m512i k800 = _mm512_set1_epi16(0x800);
+    __m512i kF800 = _mm512_set1_epi16((short)0xF800);
+    __m512i kD800 = _mm512_set1_epi16((short)0xD800);
     uint8_t *d = dst;
     size_t i = 0, k;
     __m512i w = _mm512_loadu_si512(src);
+    U8P_OPAQUE_V(k800);
+    U8P_OPAQUE_V(kF800);
+    U8P_OPAQUE_V(kD800);
     while (n - i >= 32 + 32) {
         const __m512i next = _mm512_loadu_si512(src + i + 32);
         if (_mm512_cmpge_epu16_mask(w, k800)) {
