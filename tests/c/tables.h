@@ -90,8 +90,8 @@ tt_cpu_has_part(const char *part, size_t len)
         return __builtin_cpu_supports("avx512vl");
     if (TT_IS("vbmi"))
         return __builtin_cpu_supports("avx512vbmi");
-    if (TT_IS("vbmi2"))
-        return __builtin_cpu_supports("avx512vbmi2");
+    if (TT_IS("vbmi2")) /* the VBMI2 tables use GFNI too (dispatch.c) */
+        return __builtin_cpu_supports("avx512vbmi2") && __builtin_cpu_supports("gfni");
 #endif
 #if defined(__aarch64__)
     if (TT_IS("neon"))
