@@ -523,7 +523,7 @@ ucs1_tail(const l1_consts *k, const uint8_t *src, size_t i, size_t n, uint8_t *d
 }
 
 /* Below this many bytes the head block costs more than the aligned loads
- * save (a 512-byte Latin-1 str: 8 % slower with it). */
+ * save. */
 #define LONG_UCS1_ALIGN_MIN 1024
 
 U8P_VBMI2 static size_t
