@@ -67,7 +67,8 @@ U8P_DT U8P_NOINLINE u8p_dec_status
 DN(scan_long)(const uint8_t *s, size_t n, int allow_surr, u8p_scan_result *res)
 {
     const vec t1 = vrow(dec_t1), t2 = vrow(dec_t2), t3 = vrow(dec_t3);
-    const vec nib = vset8(0x0F);
+    vec nib = vset8(0x0F), k60 = vset8(0x60), k70 = vset8(0x70), k80 = vset8(0x80);
+    vec kc0 = vset8(0xC0);
     const vec keep = vset8(allow_surr ? (uint8_t)~E_SURROGATE : 0xFF);
     /* the last 3 bytes of a vector may not start a sequence longer than
      * what is left of the vector (checked against the next block) */
@@ -77,6 +78,11 @@ DN(scan_long)(const uint8_t *s, size_t n, int allow_surr, u8p_scan_result *res)
     uint8_t mx[VW], maxb = 0;
     int j, last = 0, after_ascii = 1;
 
+    U8P_OPAQUE_V(nib);
+    U8P_OPAQUE_V(k60);
+    U8P_OPAQUE_V(k70);
+    U8P_OPAQUE_V(k80);
+    U8P_OPAQUE_V(kc0);
     while (!last) {
         vec in;
         /* ASCII fast path: 4 vectors a step, tried only after an ASCII
@@ -112,13 +118,12 @@ DN(scan_long)(const uint8_t *s, size_t n, int allow_surr, u8p_scan_result *res)
             vec p1 = vprev1(in, prev), p2 = vprev2(in, prev), p3 = vprev3(in, prev);
             vec sc = vand(vand(vshuf8(t1, vand(vsrl16(p1, 4), nib)), vshuf8(t2, vand(p1, nib))),
                           vshuf8(t3, vand(vsrl16(in, 4), nib)));
-            vec m23 = vand(vor(vsubs8u(p2, vset8(0x60)), vsubs8u(p3, vset8(0x70))),
-                           vset8(0x80));
+            vec m23 = vand(vor(vsubs8u(p2, k60), vsubs8u(p3, k70)), k80);
             sc = vand(sc, keep);
             err = vor(err, vxor(sc, m23));
             inc = vsubs8u(in, maxv);
             vmax = vmax8u(vmax, in);
-            cont += (size_t)__builtin_popcountll(vmcont(in));
+            cont += (size_t)__builtin_popcountll(vmcontk(in, kc0));
             prev = in;
         }
     }

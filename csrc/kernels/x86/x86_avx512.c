@@ -39,18 +39,6 @@
 #include "../generic/scalar_inl.h"
 #include "../short_vbmi2.h"
 
-/* Hides a value from the compiler, which then keeps a constant in a
- * register: knowing it, gcc rebuilds a splat from a general register on
- * every use in a loop (see x86_consts.c).  Nothing under emulation
- * (tests/c/emu), where the vectors are not registers. */
-#ifdef U8P_EMULATED
-#define U8P_OPAQUE_V(x) ((void)0)
-#define U8P_OPAQUE_K(x) ((void)0)
-#else
-#define U8P_OPAQUE_V(x) __asm__("" : "+v"(x))
-#define U8P_OPAQUE_K(x) __asm__("" : "+k"(x))
-#endif
-
 #define U8P_AVX512 __attribute__((target("avx512f,avx512bw,avx2,popcnt")))
 /* the "VBMI2" table: also VBMI (vpmultishiftqb), CD (vplzcntd) and GFNI
  * (gf2p8affineqb); dispatch asks cpuid for all four */

@@ -10,6 +10,22 @@
 #include "../kernels.h"
 
 #if U8P_X86_SIMD
+#include <immintrin.h>
+
+/* Hides a value from the compiler, which then keeps a loop's constant in a
+ * register: knowing it, gcc rebuilds a splat from a general register at
+ * every use in the loop (an immediate moved into the vector unit and
+ * broadcast; see x86_consts.c).  Nothing under emulation (tests/c/emu,
+ * whose immintrin.h defines U8P_EMULATED), where vectors are not
+ * registers. */
+#ifdef U8P_EMULATED
+#define U8P_OPAQUE_V(x) ((void)0)
+#define U8P_OPAQUE_K(x) ((void)0)
+#else
+#define U8P_OPAQUE_V(x) __asm__("" : "+v"(x))
+#define U8P_OPAQUE_K(x) __asm__("" : "+k"(x))
+#endif
+
 /* The AVX2 kernels, which the AVX-512 table uses where they are faster. */
 size_t u8p_avx2_len_ucs2(const uint16_t *src, size_t n, size_t *nsurr);
 size_t u8p_avx2_len_ucs4(const uint32_t *src, size_t n, size_t *nsurr);

@@ -53,6 +53,7 @@
 #define vmax8u VOP(max8u)
 #define vmhigh VOP(mhigh)
 #define vmcont VOP(mcont)
+#define vmcontk VOP(mcontk)
 #define vnone VOP(none)
 #define vprev1 VOP(prev1)
 #define vprev2 VOP(prev2)
@@ -142,6 +143,7 @@ u8p_load_u32(const void *p)
 /* continuation bytes 0x80..0xBF (signed < -64) */
 #define u8p_v16_mcont(v) \
     ((uint64_t)(unsigned)_mm_movemask_epi8(_mm_cmpgt_epi8(_mm_set1_epi8(-64), (v))))
+#define u8p_v16_mcontk(v, k) ((uint64_t)(unsigned)_mm_movemask_epi8(_mm_cmpgt_epi8((k), (v))))
 #define u8p_v16_none(v) _mm_testz_si128((v), (v))
 /* in shifted by k bytes, the last k bytes of prev coming in */
 #define u8p_v16_prev1(in, prev) _mm_alignr_epi8((in), (prev), 15)
@@ -248,6 +250,8 @@ u8p_hsum32_128(__m128i s)
 #define u8p_v32_mhigh(v) ((uint64_t)(uint32_t)_mm256_movemask_epi8(v))
 #define u8p_v32_mcont(v) \
     ((uint64_t)(uint32_t)_mm256_movemask_epi8(_mm256_cmpgt_epi8(_mm256_set1_epi8(-64), (v))))
+#define u8p_v32_mcontk(v, k) \
+    ((uint64_t)(uint32_t)_mm256_movemask_epi8(_mm256_cmpgt_epi8((k), (v))))
 #define u8p_v32_none(v) _mm256_testz_si256((v), (v))
 /* alignr works per 128-bit half: pair each half with the one before it */
 #define u8p_v32_prevk(in, prev, k) \
@@ -342,6 +346,8 @@ u8p_hsum32_128(__m128i s)
 #define u8p_v64_max8u(a, b) _mm512_max_epu8((a), (b))
 #define u8p_v64_mhigh(v) ((uint64_t)_mm512_movepi8_mask(v))
 #define u8p_v64_mcont(v) ((uint64_t)_mm512_cmplt_epi8_mask((v), _mm512_set1_epi8(-64)))
+/* the same with k = vset8(0xC0) made by the caller (kept in a register) */
+#define u8p_v64_mcontk(v, k) ((uint64_t)_mm512_cmplt_epi8_mask((v), (k)))
 #define u8p_v64_none(v) (_mm512_test_epi64_mask((v), (v)) == 0)
 /* valignq brings prev's last 128 bits in front of in's first 384, then
  * alignr per 128-bit lane as at 256 bits */
