@@ -60,8 +60,13 @@ KERNELS = os.path.join(REPO, "csrc", "kernels")
 
 # setup.py's flags for gcc/clang (-O3 -Wall -Wextra -fvisibility=hidden, include
 # dir csrc) plus what CPython's CFLAGS add to every extension (-DNDEBUG -fwrapv)
-KERNEL_CFLAGS = ["-DNDEBUG", "-fwrapv", "-O3", "-Wall", "-Wextra", "-fvisibility=hidden",
-                 "-I" + os.path.join(REPO, "csrc")]
+def kernel_cflags(tree=REPO):
+    """the flags for the kernels of `tree` (a checkout of this repository)"""
+    return ["-DNDEBUG", "-fwrapv", "-O3", "-Wall", "-Wextra", "-fvisibility=hidden",
+            "-I" + os.path.join(tree, "csrc")]
+
+
+KERNEL_CFLAGS = kernel_cflags()
 CXXFLAGS = ["-O3", "-DNDEBUG", "-std=c++17"]
 
 NO_SIMDUTF = """\
@@ -172,7 +177,8 @@ def sh(cmd, verbose, **kw):
     return r.stdout
 
 
-def simdutf_rev(src):
+def git_rev(src):
+    """the checkout's commit and `git describe`, or why there is none"""
     def git(*a):
         r = subprocess.run(["git", "-C", src, *a], stdout=subprocess.PIPE,
                            stderr=subprocess.DEVNULL, text=True)
@@ -263,7 +269,7 @@ def main(argv=None):
         exe = build(src, bdir, args.cc, args.cxx, args.verbose)
         inp = os.path.join(bdir, "input.bin")
         write_input(inp, workloads)
-        cmd = [exe, inp, "--repeats", str(args.repeats), "--simdutf-rev", simdutf_rev(src)]
+        cmd = [exe, inp, "--repeats", str(args.repeats), "--simdutf-rev", git_rev(src)]
         if args.verbose:
             print("+ " + " ".join(shlex.quote(c) for c in cmd), flush=True)
         print(f"compilers: {args.cc} / {args.cxx}: "

@@ -182,6 +182,86 @@ def test_simdutf_comparison_asks_for_a_source_and_downloads_nothing(tmp_path, mo
     assert os.listdir(str(tmp_path)) == []
 
 
+KERNEL_AB = os.path.join(ROOT, "bench", "kernel_ab.py")
+CORPUS = os.environ.get("UTF8PFX_CORPUS_DIR", os.path.join(ROOT, "..", "shared", "corpus"))
+
+
+@pytest.mark.skipif(not os.path.isfile(KERNEL_AB), reason="needs the repository's bench/")
+def test_kernel_ab_refuses_a_base_that_is_not_a_checkout(tmp_path):
+    """bench/kernel_ab.py names what BASE lacks, says how to make one and
+    exits 2, before building anything."""
+    import subprocess
+
+    r = subprocess.run([sys.executable, KERNEL_AB, str(tmp_path)], capture_output=True,
+                       text=True, cwd=str(tmp_path), timeout=60)
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert "csrc/kernels/kernels.h" in r.stderr and "git worktree add" in r.stderr
+    assert os.listdir(str(tmp_path)) == []
+
+
+def _kernel_ab_tools():
+    import shutil
+
+    return all(shutil.which(t) for t in ("gcc", "g++", "ld", "nm", "objcopy"))
+
+
+KERNEL_AB_SMALL = ["--repeats", "3", "--min-loop-us", "1", "--n-cp", "512", "--nstr", "2",
+                   "--short-names", "64"]
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not os.path.isfile(KERNEL_AB), reason="needs the repository's bench/")
+@pytest.mark.skipif(not os.path.isdir(CORPUS), reason="needs ../shared/corpus")
+@pytest.mark.skipif(not _kernel_ab_tools(), reason="needs gcc, g++ and binutils")
+def test_kernel_ab_times_every_row_of_a_tree_against_itself(tmp_path):
+    """This tree as both A and B: both builds link into one program (their
+    symbols prefixed), pass the check, and every workload gets its three
+    rows with a B/A per layout and their geometric mean."""
+    import subprocess
+
+    r = subprocess.run([sys.executable, KERNEL_AB, ROOT, *KERNEL_AB_SMALL,
+                        "--build-dir", str(tmp_path / "b")],
+                       capture_output=True, text=True, timeout=900)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    assert "verified: both builds give CPython's bytes" in r.stdout
+    rows = {}
+    for line in r.stdout.splitlines():
+        parts = line.split()
+        if len(parts) == 7 and parts[1] in ("enc", "len+enc", "dec"):
+            q1, q2, g = map(float, parts[4:])
+            assert abs(g - (q1 * q2) ** 0.5) < 0.002 and 0 < g < 10, line
+            rows.setdefault(parts[0], set()).add(parts[1])
+    assert "long_latin1" in rows and len(rows) >= 2, r.stdout
+    assert all(v == {"enc", "len+enc", "dec"} for v in rows.values()), rows
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not os.path.isfile(KERNEL_AB), reason="needs the repository's bench/")
+@pytest.mark.skipif(not os.path.isdir(CORPUS), reason="needs ../shared/corpus")
+@pytest.mark.skipif(not _kernel_ab_tools(), reason="needs gcc, g++ and binutils")
+def test_kernel_ab_stops_at_a_build_whose_bytes_differ(tmp_path):
+    """A base tree whose scalar encoder writes a wrong lead byte: the check
+    before timing names the mismatch and the program exits 1, timing
+    nothing."""
+    import shutil
+    import subprocess
+
+    base = tmp_path / "base"
+    shutil.copytree(os.path.join(ROOT, "csrc"), str(base / "csrc"))
+    inl = base / "csrc" / "kernels" / "generic" / "scalar_inl.h"
+    text = inl.read_text(encoding="utf-8")
+    bad = text.replace("(uint8_t)(0xC0 | (c >> 6))", "(uint8_t)(0xC1 | (c >> 6))")
+    assert bad != text
+    inl.write_text(bad, encoding="utf-8")
+    r = subprocess.run([sys.executable, KERNEL_AB, str(base), "--table", "scalar",
+                        "--dec-table", "scalar", *KERNEL_AB_SMALL,
+                        "--build-dir", str(tmp_path / "b")],
+                       capture_output=True, text=True, timeout=900)
+    assert r.returncode == 1, r.stdout[-3000:] + r.stderr[-3000:]
+    assert "MISMATCH" in r.stdout and "CPython's str.encode()" in r.stdout, r.stdout[-3000:]
+    assert "B/A 1" not in r.stdout
+
+
 STREAMS = os.path.join(ROOT, "bench", "streams.py")
 
 
