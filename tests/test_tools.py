@@ -182,6 +182,31 @@ def test_simdutf_comparison_asks_for_a_source_and_downloads_nothing(tmp_path, mo
     assert os.listdir(str(tmp_path)) == []
 
 
+@pytest.mark.skipif(not os.path.isfile(VS_SIMDUTF), reason="needs the repository's bench/")
+def test_simdutf_runs_are_judged_by_their_median(monkeypatch, capsys):
+    """vs_simdutf --runs N: per row every run's ratio, the median and the
+    range; a target is met when the median is within it (and n/N says how
+    many runs were); the short decode row is for scale and judges nothing."""
+    monkeypatch.syspath_prepend(os.path.join(ROOT, "bench"))
+    vs = importlib.import_module("vs_simdutf")
+
+    def run(latin1, short_dec):
+        return [["encode", "long_latin1", str(latin1), "0.9", "0.8333", "0"],
+                ["encode", "short_ucs2_names", "0.95", "0.9", "1.0000", "1"],
+                ["decode", "short_ucs2_names", str(short_dec), "0.9", "1.0000", "1"]]
+
+    assert vs.summarise([run(0.80, 1.2), run(0.86, 1.3), run(0.82, 1.1)]) is True
+    out = capsys.readouterr().out
+    line = next(x for x in out.splitlines() if x.startswith("encode  long_latin1"))
+    assert "0.820" in line.split()[2] and "0.800-0.860" in line and "met 2/3" in line
+    scale = next(x for x in out.splitlines() if x.startswith("decode  short_ucs2_names"))
+    assert "(scale)" in scale and "MISSED" not in scale
+    assert vs.summarise([run(0.84, 0.5), run(0.83, 0.5), run(0.90, 0.5), run(0.85, 0.5)]) is False
+    out = capsys.readouterr().out
+    line = next(x for x in out.splitlines() if x.startswith("encode  long_latin1"))
+    assert "0.845" in line and "MISSED 1/4" in line and "some MISSED" in out
+
+
 KERNEL_AB = os.path.join(ROOT, "bench", "kernel_ab.py")
 CORPUS = os.environ.get("UTF8PFX_CORPUS_DIR", os.path.join(ROOT, "..", "shared", "corpus"))
 

@@ -116,6 +116,18 @@
 
 namespace {
 
+/* --tsv: one line per row for the driver's summary over runs (table,
+ * workload, ratio, med, its limit, 1 for a short row) */
+FILE *tsv_out = nullptr;
+
+void
+tsv_row(const char *table, const Workload &w, double ratio, double mratio, double limit)
+{
+    if (tsv_out)
+        std::fprintf(tsv_out, "%s\t%s\t%.4f\t%.4f\t%.4f\t%d\n", table, w.name.c_str(), ratio,
+                     mratio, limit, w.is_short ? 1 : 0);
+}
+
 enum CType { C_U8P, C_SD_VALID, C_SD_CHECKED, C_FLOOR };
 
 struct Contender {
@@ -591,6 +603,7 @@ dec_table(const std::vector<Workload> &ws, int repeats, double min_loop)
         bool met = ratio <= 1.0;
         if (!w.is_short)
             all_met = all_met && met;
+        tsv_row("decode", w, ratio, mratio, 1.0);
         std::printf("%-20s ucs%d %5zu %8zu |", w.name.c_str(), w.kind, w.s.size(),
                     w.bytes / w.s.size());
         for (size_t c = 0; c < nc; c++)
@@ -626,13 +639,18 @@ main(int argc, char **argv)
             rev = argv[++i];
         else if (!std::strcmp(argv[i], "--no-decode"))
             no_decode = true;
+        else if (!std::strcmp(argv[i], "--tsv") && i + 1 < argc) {
+            tsv_out = std::fopen(argv[++i], "w");
+            if (!tsv_out)
+                die("cannot write", argv[i]);
+        }
         else if (!std::strcmp(argv[i], "--min-loop-us") && i + 1 < argc)
             min_loop = std::atof(argv[++i]) * 1e-6;
         else if (argv[i][0] != '-' && !input)
             input = argv[i];
         else {
             std::fprintf(stderr, "usage: %s INPUT.bin [--repeats N] [--min-loop-us US] "
-                                 "[--simdutf-rev TEXT] [--no-decode]\n", argv[0]);
+                                 "[--simdutf-rev TEXT] [--no-decode] [--tsv PATH]\n", argv[0]);
             return 2;
         }
     }
@@ -752,6 +770,7 @@ main(int argc, char **argv)
         double limit = w.is_short ? 1.0 : 1.0 / 1.2;
         bool met = ratio <= limit;
         all_met = all_met && met;
+        tsv_row("encode", w, ratio, mratio, limit);
         std::printf("%-20s ucs%d %5zu %6zu %8zu |", w.name.c_str(), w.kind, w.s.size(),
                     w.cps / w.s.size(), w.bytes / w.s.size());
         for (size_t c = 0; c < nc; c++)
@@ -781,5 +800,7 @@ main(int argc, char **argv)
     std::printf("targets: %s\n", all_met ? "all met" : "some MISSED");
     if (!no_decode)
         dec_table(ws, repeats, min_loop);
+    if (tsv_out && std::fclose(tsv_out) != 0)
+        die("cannot write the --tsv file");
     return 0;
 }
