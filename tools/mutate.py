@@ -303,6 +303,11 @@ MUTANTS = [
      "        const size_t back = 127 - (n - i);",
      "the long Latin-1 encoder's last block, which ends at the input's end, starts one byte "
      "off in the output"),
+    ("M81", "csrc/kernels/x86/x86_avx512.c",
+     "        _mm512_movepi8_mask(_mm512_or_si512(_mm512_srli_epi16(iv, 8), k->x8000));",
+     "        _mm512_movepi8_mask(_mm512_or_si512(iv, k->x8000));",
+     "the long Latin-1 encoder's compress step keeps the second half's leads by the first "
+     "half's bytes"),
 ]
 
 # The README's test command (the default set: pyproject's addopts leave the

@@ -381,8 +381,8 @@ const u8p_kernels u8p_kernels_avx512_vbmi2 = {
  * block, a transfer into the vector unit that costs more than the step's
  * own instructions on AMD cores. */
 typedef struct {
-    __m512i idx, c2, c001, c3, ff00, top, to_lead, to_cont;
-    __mmask64 odd, even, first;
+    __m512i idx, c2, c001, c3, ff00, top, to_lead, to_cont, x8000;
+    __mmask64 first;
 } l1_consts;
 
 U8P_VBMI2_INL l1_consts
@@ -399,12 +399,11 @@ l1_consts_make(void)
     k.c3 = _mm512_set1_epi16(0x40C3);
     k.ff00 = _mm512_set1_epi16((short)0xFF00);
     k.top = _mm512_set1_epi8((char)0xC0);
+    k.x8000 = _mm512_set1_epi16((short)0x8000);
     /* gf2p8affine matrices: c -> c >> 6 (then ^ 0xC0: the lead), and
      * c -> c & 0xBF (the continuation of a byte >= 0x80) */
     k.to_lead = _mm512_set1_epi64(0x4080000000000000ll);
     k.to_cont = _mm512_set1_epi64(0x0102040810200080ll);
-    k.odd = (__mmask64)0xAAAAAAAAAAAAAAAAull;
-    k.even = (__mmask64)0x5555555555555555ull;
     k.first = (__mmask64)1;
     U8P_OPAQUE_V(k.to_lead);
     U8P_OPAQUE_V(k.to_cont);
@@ -415,8 +414,7 @@ l1_consts_make(void)
     U8P_OPAQUE_V(k.c3);
     U8P_OPAQUE_V(k.ff00);
     U8P_OPAQUE_V(k.top);
-    U8P_OPAQUE_K(k.odd);
-    U8P_OPAQUE_K(k.even);
+    U8P_OPAQUE_V(k.x8000);
     return k;
 }
 
@@ -433,10 +431,14 @@ ucs1_block_compress(const l1_consts *k, __m512i v, uint64_t na, uint8_t *d, int 
     /* second half, from the high bytes: (iv & FF00) ^ (C2, or C3 and 0x40) */
     const __m512i lead_b = _mm512_mask_blend_epi16((__mmask32)(top >> 32), k->c2, k->c3);
     __m512i b = _mm512_ternarylogic_epi32(iv, k->ff00, lead_b, 0x6A);
-    /* keep each continuation, and a lead where its byte is >= 0x80 */
-    const __mmask64 hi = _mm512_movepi8_mask(iv);
-    const __mmask64 keep_a = hi | k->odd;
-    const __mmask64 keep_b = ((hi >> 1) & k->even) | k->odd;
+    /* keep each continuation, and a lead where its byte is >= 0x80: the
+     * sign bits of the lanes' bytes (a's in the low byte, b's moved there),
+     * the high byte's set.  Made in the vector unit: derived from one mask
+     * with mask shifts and ands, gcc moved it through a general register
+     * and back, a round trip that cost AMD's cores more than these ops. */
+    const __mmask64 keep_a = _mm512_movepi8_mask(_mm512_or_si512(iv, k->x8000));
+    const __mmask64 keep_b =
+        _mm512_movepi8_mask(_mm512_or_si512(_mm512_srli_epi16(iv, 8), k->x8000));
     const size_t na_a = 32 + (size_t)__builtin_popcount((uint32_t)na);
     const size_t na_b = 32 + (size_t)__builtin_popcount((uint32_t)(na >> 32));
     if (exact) {
