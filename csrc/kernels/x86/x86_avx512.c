@@ -538,15 +538,13 @@ vbmi2_long_ucs1(const uint8_t *src, size_t n, uint8_t *dst)
     }
     for (; n - i >= 128 + 64; i += 128) {
         const __m512i a = _mm512_loadu_si512(src + i), b = _mm512_loadu_si512(src + i + 64);
-        uint64_t ma, mb;
-        if (!_mm512_movepi8_mask(_mm512_or_si512(a, b))) {
+        const uint64_t ma = _mm512_movepi8_mask(a), mb = _mm512_movepi8_mask(b);
+        if (!(ma | mb)) {
             _mm512_storeu_si512((void *)d, a);
             _mm512_storeu_si512((void *)(d + 64), b);
             d += 128;
             continue;
         }
-        ma = _mm512_movepi8_mask(a);
-        mb = _mm512_movepi8_mask(b);
         if (ma)
             d += ucs1_block_long(k, src + i, a, ma, d);
         else {
