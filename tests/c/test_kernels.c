@@ -270,6 +270,19 @@ main(void)
                 cps[(p + 33) % n] = cp_of(C_LATIN1);
                 run(kind, n, "three latin1 across the halves of a block");
             }
+            /* and after runs of ASCII pairs: one Latin-1 byte in the
+             * third to fifth 128-byte pairs of a long input, then a
+             * second one a block on, at every offset of the input from a
+             * 64-byte boundary (the loop's head aligns its loads) */
+            for (n = 1100; n < 1100 + 64; n++) {
+                for (p = 256 + n % 7; p < 640; p += 7) {
+                    fill_class(C_ASCII, n);
+                    cps[p] = cp_of(C_LATIN1);
+                    run(kind, n, "one latin1 after ascii pairs");
+                    cps[p + 64] = cp_of(C_LATIN1);
+                    run(kind, n, "two latin1 a block apart after ascii pairs");
+                }
+            }
         }
         /* the long two-byte UCS2 loop (AMD's pass forms): two-byte text
          * with a unit from U+0800, or a surrogate, at a position (the loop's
