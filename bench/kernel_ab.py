@@ -190,8 +190,7 @@ def main(argv=None):
                 return r.returncode
             if layout == 1:
                 sys.stdout.write(r.stdout.split("\n\n", 1)[0] + "\n\n")
-            with open(tsv) as f:
-                runs.append([line.rstrip("\n").split("\t") for line in f])
+            runs.append(vs.read_rows(tsv))
         report(runs)
         return 0
     finally:

@@ -292,13 +292,18 @@ def main(argv=None):
                 r = subprocess.run(cmd + ["--tsv", tsv])
             if r.returncode != 0:
                 return r.returncode
-            with open(tsv) as f:
-                runs.append([line.rstrip("\n").split("\t") for line in f])
+            runs.append(read_rows(tsv))
         summarise(runs)
         return 0
     finally:
         if not args.build_dir:
             shutil.rmtree(bdir, ignore_errors=True)
+
+
+def read_rows(path):
+    """a harness's --tsv file: a list of fields per row"""
+    with open(path) as f:
+        return [line.rstrip("\n").split("\t") for line in f]
 
 
 def summarise(runs):
