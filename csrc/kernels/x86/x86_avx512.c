@@ -360,7 +360,8 @@ const u8p_kernels u8p_kernels_avx512_vbmi2 = {
  * Long UCS1.  Real Latin-1 text is mostly ASCII: most 64-byte blocks hold
  * no byte >= 0x80, or exactly one (an accented letter every word or two).
  * So a block is, by what it holds:
- *   - ASCII: a copy (two blocks tested at once, on their OR);
+ *   - ASCII: a copy (two blocks tested at once, on their masks or'ed in
+ *     a general register, where the other steps need them anyway);
  *   - one non-ASCII byte at p: the block stored with byte p made its
  *     lead, then the input from p stored one byte on with its first byte
  *     made the continuation: two stores, no shuffle (each byte change is a
