@@ -1,4 +1,4 @@
-"""utf8pfx's kernels from two source trees, A/B at kernel level, in C: the driver.
+"""utf8pfx's kernels from two source trees, side by side in one C program: the driver.
 
     python3 bench/kernel_ab.py BASE [--table ID] [--dec-table ID] [--repeats N]
                                [--build-dir DIR]

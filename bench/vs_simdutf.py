@@ -50,6 +50,7 @@ import hashlib
 import os
 import shlex
 import shutil
+import statistics
 import struct
 import subprocess
 import sys
@@ -317,7 +318,7 @@ def summarise(runs):
     for rows in zip(*runs):
         table, name, limit, short = rows[0][0], rows[0][1], float(rows[0][4]), rows[0][5] == "1"
         q = sorted(float(r[2]) for r in rows)
-        med = q[n // 2] if n % 2 else (q[n // 2 - 1] + q[n // 2]) / 2
+        med = statistics.median(q)
         scale = table == "decode" and short
         met = med <= limit
         if not scale:
