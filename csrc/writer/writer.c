@@ -46,7 +46,7 @@
 #define W_AHEAD 32
 #define W_PREFETCH_AT(items, size, idx)                                       \
     do {                                                                      \
-        if ((idx) + W_AHEAD < (size)) {                                       \
+        if ((idx) < (size) - W_AHEAD) {                                       \
             const char *nx_ = (const char *)(items)[(idx) + W_AHEAD];         \
             U8P_PREFETCH(nx_);                                                \
             U8P_PREFETCH(nx_ + 64);                                           \

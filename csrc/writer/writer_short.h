@@ -296,7 +296,7 @@ SP(ascii_run)(uint8_t *const buf, Py_ssize_t len, const Py_ssize_t cap, PyObject
          * neither bit set and goes to short_run, which leaves it to the
          * general path */
         if (!Py_IS_TYPE(s, &PyUnicode_Type) ||
-            !(((PyASCIIObject *)s)->state.ascii & ((PyASCIIObject *)s)->state.compact))
+            !(((PyASCIIObject *)s)->state.ascii && ((PyASCIIObject *)s)->state.compact))
             break;
         n = PyUnicode_GET_LENGTH(s);
         src = (const uint8_t *)((PyASCIIObject *)s + 1);
