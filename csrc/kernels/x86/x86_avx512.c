@@ -82,35 +82,48 @@ avx512_len_ucs1(const uint8_t *src, size_t n)
 }
 
 /* UCS2 (ucs4 = 0) or UCS4 units: 1 byte each plus one per threshold
- * (0x80, 0x800, 0x10000) crossed, counted on compare masks */
+ * (0x80, 0x800, 0x10000) crossed, counted on compare masks.  The last
+ * partial vector is a masked load (its lanes past n are zero, below every
+ * threshold and no surrogate): a short str is one step, where a scalar
+ * loop took longer than the encoder. */
+U8P_AVX512_INL size_t
+avx512_len_step(__m512i v, uint64_t *surr, int ucs4)
+{
+    uint64_t ge, s;
+    if (ucs4) {
+        ge = (uint64_t)_mm512_cmpge_epu32_mask(v, _mm512_set1_epi32(0x80))
+             | (uint64_t)_mm512_cmpge_epu32_mask(v, _mm512_set1_epi32(0x800)) << 16
+             | (uint64_t)_mm512_cmpge_epu32_mask(v, _mm512_set1_epi32(0x10000)) << 32;
+        s = _mm512_cmpeq_epi32_mask(_mm512_and_si512(v, _mm512_set1_epi32((int)0xFFFFF800u)),
+                                    _mm512_set1_epi32(0xD800));
+    }
+    else {
+        ge = (uint64_t)_mm512_cmpge_epu16_mask(v, _mm512_set1_epi16(0x80))
+             | (uint64_t)_mm512_cmpge_epu16_mask(v, _mm512_set1_epi16(0x800)) << 32;
+        s = _mm512_cmpeq_epi16_mask(_mm512_and_si512(v, _mm512_set1_epi16((short)0xF800)),
+                                    _mm512_set1_epi16((short)0xD800));
+    }
+    *surr += (uint64_t)__builtin_popcountll(s);
+    return (size_t)__builtin_popcountll(ge);
+}
+
 U8P_AVX512_INL size_t
 avx512_len_wide(const void *src, size_t n, size_t *nsurr, int ucs4)
 {
     const size_t per = ucs4 ? 16 : 32;
-    size_t i = 0, len = 0, surr = 0, tsurr, tlen;
-    for (; i + per <= n; i += per) {
-        __m512i v = _mm512_loadu_si512((const uint8_t *)src + i * (ucs4 ? 4 : 2));
-        uint64_t ge, s;
-        if (ucs4) {
-            ge = (uint64_t)_mm512_cmpge_epu32_mask(v, _mm512_set1_epi32(0x80))
-                 | (uint64_t)_mm512_cmpge_epu32_mask(v, _mm512_set1_epi32(0x800)) << 16
-                 | (uint64_t)_mm512_cmpge_epu32_mask(v, _mm512_set1_epi32(0x10000)) << 32;
-            s = _mm512_cmpeq_epi32_mask(_mm512_and_si512(v, _mm512_set1_epi32((int)0xFFFFF800u)),
-                                        _mm512_set1_epi32(0xD800));
-        }
-        else {
-            ge = (uint64_t)_mm512_cmpge_epu16_mask(v, _mm512_set1_epi16(0x80))
-                 | (uint64_t)_mm512_cmpge_epu16_mask(v, _mm512_set1_epi16(0x800)) << 32;
-            s = _mm512_cmpeq_epi16_mask(_mm512_and_si512(v, _mm512_set1_epi16((short)0xF800)),
-                                        _mm512_set1_epi16((short)0xD800));
-        }
-        len += per + (size_t)__builtin_popcountll(ge);
-        surr += (size_t)__builtin_popcountll(s);
+    const uint8_t *b = (const uint8_t *)src;
+    size_t i = 0, len = n;
+    uint64_t surr = 0;
+    for (; i + per <= n; i += per)
+        len += avx512_len_step(_mm512_loadu_si512(b + i * (ucs4 ? 4 : 2)), &surr, ucs4);
+    if (i < n) {
+        const uint64_t m = u8p_low_bits64(n - i);
+        len += avx512_len_step(ucs4 ? _mm512_maskz_loadu_epi32((__mmask16)m, b + i * 4)
+                                    : _mm512_maskz_loadu_epi16((__mmask32)m, b + i * 2),
+                               &surr, ucs4);
     }
-    tlen = ucs4 ? u8p_scalar_len_ucs4((const uint32_t *)src + i, n - i, &tsurr)
-                : u8p_scalar_len_ucs2((const uint16_t *)src + i, n - i, &tsurr);
-    *nsurr = surr + tsurr;
-    return len + tlen;
+    *nsurr = (size_t)surr;
+    return len;
 }
 
 U8P_AVX512 static size_t
@@ -234,7 +247,8 @@ vbmi_len_ucs4(const uint32_t *src, size_t n, size_t *nsurr)
         0x04040400, 0x04040404, 0x04040404, 0x04040404, /* lz 0 (never), 1..15 */
         0x03030303, 0x02020203, 0x01010102, 0x01010101, /* 16..20 3, 21..24 2, 25.. 1 */
         0x00000001, 0, 0, 0, 0, 0, 0, 0);               /* lz 32: U+0000 */
-    size_t i = 0, len = 0, tsurr;
+    size_t i = 0, len = 0;
+    uint64_t surr = 0;
     U8P_OPAQUE_V(kD800);
     U8P_OPAQUE_V(k800);
     while (n - i >= 16) {
@@ -251,8 +265,11 @@ vbmi_len_ucs4(const uint32_t *src, size_t n, size_t *nsurr)
             return avx512_len_ucs4(src, n, nsurr);
         len += (size_t)_mm512_reduce_add_epi32(acc);
     }
-    len += u8p_scalar_len_ucs4(src + i, n - i, &tsurr);
-    *nsurr = tsurr;
+    if (i < n) /* the rest, and a short str: one masked step */
+        len += n - i
+               + avx512_len_step(_mm512_maskz_loadu_epi32((__mmask16)u8p_low_bits64(n - i), src + i),
+                                 &surr, 1);
+    *nsurr = (size_t)surr;
     return len;
 }
 
@@ -711,9 +728,29 @@ avx512_enc2_pass(const uint16_t *src, size_t n, uint8_t *dst, int *surr)
     return (n < MIXED_TWO_UCS2 ? vbmi2_enc_ucs2_pass : mixed_long_ucs2_pass)(src, n, dst, surr);
 }
 
+/* The length of UCS2 and UCS4 below AVX512_LEN_SHORT units in masked
+ * AVX-512 steps (a short str in one); from there AVX2's counter, whose
+ * saturating packs run long text faster on cores that split 512-bit
+ * operations in two. */
+#define AVX512_LEN_SHORT 320
+
+U8P_AVX512 static size_t
+avx512_len2_by_size(const uint16_t *src, size_t n, size_t *nsurr)
+{
+    return n < AVX512_LEN_SHORT ? avx512_len_wide(src, n, nsurr, 0)
+                                : u8p_avx2_len_ucs2(src, n, nsurr);
+}
+
+U8P_AVX512 static size_t
+avx512_len4_by_size(const uint32_t *src, size_t n, size_t *nsurr)
+{
+    return n < AVX512_LEN_SHORT ? avx512_len_wide(src, n, nsurr, 1)
+                                : u8p_avx2_len_ucs4(src, n, nsurr);
+}
+
 /* AVX-512 F + BW */
 const u8p_kernels u8p_kernels_avx512 = {
-    "avx512",          avx512_len_ucs1,   u8p_avx2_len_ucs2,       u8p_avx2_len_ucs4,
+    "avx512",          avx512_len_ucs1,   avx512_len2_by_size,     avx512_len4_by_size,
     u8p_avx2_enc_ucs1, u8p_avx2_enc_ucs2, u8p_avx2_enc_ucs4,
     u8p_avx2_enc_ucs2_pass, u8p_avx2_enc_ucs4_pass,
     u8p_avx2_enc_ucs1_room, u8p_avx2_enc_ucs2_room, u8p_avx2_enc_ucs4_room,
@@ -721,7 +758,7 @@ const u8p_kernels u8p_kernels_avx512 = {
 
 /* + VBMI2 */
 const u8p_kernels u8p_kernels_avx512_mixed = {
-    "avx512",    avx512_len_ucs1, u8p_avx2_len_ucs2, vbmi_len_ucs4,
+    "avx512",    avx512_len_ucs1, avx512_len2_by_size, vbmi_len_ucs4,
     avx512_enc1, avx512_enc2, vbmi2_enc_ucs4,
     avx512_enc2_pass, vbmi2_enc_ucs4_pass,
     avx512_enc1_room, avx512_enc2_room, vbmi2_enc_ucs4,
