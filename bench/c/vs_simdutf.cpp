@@ -17,7 +17,7 @@
  *
  *   mkdir -p /tmp/vs/obj
  *   for f in $(find csrc/kernels -name '*.c'); do
- *       gcc -DNDEBUG -fwrapv -O3 -Wall -Wextra -fvisibility=hidden -Icsrc \
+ *       gcc -DNDEBUG -fwrapv -O3 -falign-functions=64 -Wall -Wextra -fvisibility=hidden -Icsrc \
  *           -c $f -o /tmp/vs/obj/k_$(basename $f .c).o; done
  *   g++ -O3 -DNDEBUG -std=c++17 -c $SD/simdutf.cpp -o /tmp/vs/obj/simdutf.o
  *   g++ -O3 -DNDEBUG -std=c++17 -Wall -Wextra -I$SD -Icsrc/kernels \
