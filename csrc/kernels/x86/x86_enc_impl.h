@@ -83,6 +83,39 @@ EN(len_ucs1)(const uint8_t *src, size_t n)
     return i + high + u8p_scalar_len_ucs1(src + i, n - i);
 }
 
+/* One 128-bit step of len2_rest: 8 units, of which the lanes whose bytes
+ * are set in `bits` (the movemask's two bits a lane) count. */
+EN_INL void
+EN(len2_step)(__m128i x, unsigned bits, size_t *extra, size_t *surr)
+{
+    const __m128i zero = _mm_setzero_si128(), h11 = _mm_srli_epi16(x, 11);
+    const unsigned lt80 = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi16(_mm_srli_epi16(x, 7), zero));
+    const unsigned lt800 = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi16(h11, zero));
+    const unsigned sur = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi16(h11, _mm_set1_epi16(0x1B)));
+    *extra += (size_t)(__builtin_popcount(~lt80 & bits) + __builtin_popcount(~lt800 & bits)) / 2;
+    *surr += (size_t)__builtin_popcount(sur & bits) / 2;
+}
+
+/* The bytes of units i..n (fewer than a loop step's) in steps of 8 units,
+ * the last one loaded from n - 8 with the lanes before i left out: a
+ * short str (a name) is one or two steps, where a scalar loop over its
+ * units took longer than the encoder that follows.  A str under 8 units
+ * takes the scalar loop. */
+EN_INL size_t
+EN(len2_rest)(const uint16_t *src, size_t i, size_t n, size_t *nsurr)
+{
+    size_t extra = 0, surr = 0;
+    const size_t i0 = i;
+    if (n < 8 || i == n)
+        return u8p_scalar_len_ucs2(src + i, n - i, nsurr);
+    for (; n - i > 8; i += 8)
+        EN(len2_step)(_mm_loadu_si128((const __m128i *)(src + i)), 0xFFFFu, &extra, &surr);
+    EN(len2_step)(_mm_loadu_si128((const __m128i *)(src + n - 8)),
+                  0xFFFFu << (2 * (8 - (n - i))) & 0xFFFFu, &extra, &surr);
+    *nsurr = surr;
+    return (n - i0) + extra;
+}
+
 U8P_ET size_t
 EN(len_ucs2)(const uint16_t *src, size_t n, size_t *nsurr)
 {
@@ -112,7 +145,7 @@ EN(len_ucs2)(const uint16_t *src, size_t n, size_t *nsurr)
         extra += vhsum8(acc);
         surr += vhsum8(accs);
     }
-    tlen = u8p_scalar_len_ucs2(src + i, n - i, &tsurr);
+    tlen = EN(len2_rest)(src, i, n, &tsurr);
     *nsurr = surr + tsurr;
     return i + extra + tlen;
 }
