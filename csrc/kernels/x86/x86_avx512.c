@@ -82,10 +82,8 @@ avx512_len_ucs1(const uint8_t *src, size_t n)
 }
 
 /* UCS2 (ucs4 = 0) or UCS4 units: 1 byte each plus one per threshold
- * (0x80, 0x800, 0x10000) crossed, counted on compare masks.  The last
- * partial vector is a masked load (its lanes past n are zero, below every
- * threshold and no surrogate): a short str is one step, where a scalar
- * loop took longer than the encoder. */
+ * (0x80, 0x800, 0x10000) crossed, counted on compare masks; a step returns
+ * the bytes past one a unit and adds its surrogates to *surr. */
 U8P_AVX512_INL size_t
 avx512_len_step(__m512i v, uint64_t *surr, int ucs4)
 {
@@ -107,6 +105,9 @@ avx512_len_step(__m512i v, uint64_t *surr, int ucs4)
     return (size_t)__builtin_popcountll(ge);
 }
 
+/* The last partial vector is a masked load (its lanes past n are zero,
+ * below every threshold and no surrogate): a short str is one step, where
+ * a scalar loop took longer than the encoder that follows. */
 U8P_AVX512_INL size_t
 avx512_len_wide(const void *src, size_t n, size_t *nsurr, int ucs4)
 {
