@@ -500,7 +500,7 @@ avx2_to_ucs1_checked(const uint8_t *s, size_t n, uint8_t *d, size_t cap, size_t 
         if (!carry && !_mm256_movemask_epi8(in)) {
             /* a run of ASCII blocks in a loop of its own: written as one
              * loop with the other blocks, gcc split its test and its store
-             * apart, and the loop's speed moved by a third with where the
+             * apart, and the loop's speed then depended on where the
              * linker put it */
             do {
                 _mm256_storeu_si256((__m256i *)(d + k), in);
