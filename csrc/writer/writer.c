@@ -44,13 +44,15 @@
  * (W_PREFETCH_FIRST): without that a list of a few dozen items would get
  * no prefetch at all. */
 #define W_AHEAD 32
+#define W_PREFETCH_STR(o)                                                     \
+    do {                                                                      \
+        U8P_PREFETCH((const char *)(o));                                      \
+        U8P_PREFETCH((const char *)(o) + 64);                                 \
+    } while (0)
 #define W_PREFETCH_AT(items, size, idx)                                       \
     do {                                                                      \
-        if ((idx) < (size) - W_AHEAD) {                                       \
-            const char *nx_ = (const char *)(items)[(idx) + W_AHEAD];         \
-            U8P_PREFETCH(nx_);                                                \
-            U8P_PREFETCH(nx_ + 64);                                           \
-        }                                                                     \
+        if ((idx) < (size) - W_AHEAD)                                         \
+            W_PREFETCH_STR((items)[(idx) + W_AHEAD]);                         \
     } while (0)
 #define W_PREFETCH_AHEAD(seq, idx)                                            \
     W_PREFETCH_AT(PySequence_Fast_ITEMS(seq), PySequence_Fast_GET_SIZE(seq), idx)
@@ -58,10 +60,8 @@
 #define W_PREFETCH_FIRST(items, size)                                         \
     do {                                                                      \
         Py_ssize_t k_, m_ = (size) < W_AHEAD ? (size) : W_AHEAD;              \
-        for (k_ = 0; k_ < m_; k_++) {                                         \
-            U8P_PREFETCH((const char *)(items)[k_]);                          \
-            U8P_PREFETCH((const char *)(items)[k_] + 64);                     \
-        }                                                                     \
+        for (k_ = 0; k_ < m_; k_++)                                           \
+            W_PREFETCH_STR((items)[k_]);                                      \
     } while (0)
 
 /* The per-string path is inlined into each method's loop

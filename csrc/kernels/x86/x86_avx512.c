@@ -249,7 +249,6 @@ vbmi_len_ucs4(const uint32_t *src, size_t n, size_t *nsurr)
         0x03030303, 0x02020203, 0x01010102, 0x01010101, /* 16..20 3, 21..24 2, 25.. 1 */
         0x00000001, 0, 0, 0, 0, 0, 0, 0);               /* lz 32: U+0000 */
     size_t i = 0, len = 0;
-    uint64_t surr = 0;
     U8P_OPAQUE_V(kD800);
     U8P_OPAQUE_V(k800);
     while (n - i >= 16) {
@@ -266,12 +265,8 @@ vbmi_len_ucs4(const uint32_t *src, size_t n, size_t *nsurr)
             return avx512_len_ucs4(src, n, nsurr);
         len += (size_t)_mm512_reduce_add_epi32(acc);
     }
-    if (i < n) /* the rest, and a short str: one masked step */
-        len += n - i
-               + avx512_len_step(_mm512_maskz_loadu_epi32((__mmask16)u8p_low_bits64(n - i), src + i),
-                                 &surr, 1);
-    *nsurr = (size_t)surr;
-    return len;
+    /* the rest, and a short str: one masked step */
+    return len + avx512_len_wide(src + i, n - i, nsurr, 1);
 }
 
 /* The long UCS4 loop: 64 code points a round.  A round with a surrogate
