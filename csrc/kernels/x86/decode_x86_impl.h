@@ -226,12 +226,18 @@ DN(cands32)(const uint8_t *p)
  * scalar tail branches on each lead's length, and on mixed-script text its
  * mispredictions cost more than these few vector steps.
  */
+/* the padded copy's size: the loads' reach (DEC_END + VW + 2), in whole
+ * vectors, zeroed with vector stores (a memset here became `rep stos`,
+ * whose start-up costs more than a short payload's whole tail) */
+#define DEC_TAIL_BUF ((DEC_END + VW + 32 + VW - 1) / VW * VW)
 #define DEC_TAIL_BLOCKS(T, step)                                              \
-    U8P_ALIGN32 uint8_t buf_[DEC_END + VW + 32];                              \
+    U8P_ALIGN32 uint8_t buf_[DEC_TAIL_BUF];                                   \
     U8P_ALIGN32 T out_[DEC_END + 2 * VW];                                     \
     size_t i = 0, k = 0;                                                      \
     int g;                                                                    \
-    memset(buf_, 0, sizeof buf_);                                             \
+    for (i = 0; i < DEC_TAIL_BUF; i += VW)                                    \
+        vst(buf_ + i, vzero());                                               \
+    i = 0;                                                                    \
     copy_small(buf_, s, r);                                                   \
     TABLES_READY();                                                           \
     for (; i < r; i += VW) {                                                  \
@@ -267,6 +273,7 @@ DN(tail_to_ucs1)(const uint8_t *s, size_t r, uint8_t *d)
     });
 }
 #undef DEC_TAIL_BLOCKS
+#undef DEC_TAIL_BUF
 
 /* the rest of a payload after a block loop: the padded block steps above
  * from 16 bytes on, else the scalar tail */
