@@ -233,17 +233,20 @@ def test_the_decode_table_in_use_follows_what_cpuid_says_the_cpu_is():
 
 def _decode_cases():
     """Payloads around the short decoders' sizes (6 to 64 bytes, one and two
-    vectors of masks) and the long paths', in every script class, 4-byte
-    sequences among ASCII and among 2- and 3-byte ones; and broken ones."""
+    vectors of masks; to 128, the wide form) and the long paths', in every
+    script class, 4-byte sequences among ASCII and among 2- and 3-byte ones;
+    and broken ones, short and in the wide form's range."""
     texts = ["plain ascii words", "Grüße aus Köln à bientôt", "ÿé", "привет мир",
              "Ελληνικά γράμματα", "東京都の日本語", "a😀 b🎉", "ж😀中é", "नमस्ते दुनिया"]
     good = []
     for text in texts:
-        for n in (1, 3, 5, 6, 7, 11, 16, 21, 31, 32, 33, 40, 63, 64, 65, 100, 300):
+        for n in (1, 3, 5, 6, 7, 11, 16, 21, 31, 32, 33, 40, 63, 64, 65, 100, 127, 128, 300):
             good.append((text * (n // len(text) + 1))[:n])
     bad = [b"abc\xff", b"\xc3", b"\xe6\x97", b"\xf0\x9f\x98", b"\xed\xa0\x80xyz",
            b"\xc0\xafabcdefg", b"\xf4\x90\x80\x80abcd", b"caf\xc3\xa9\x80 long tail ok",
-           "日本".encode() + b"\x80" + b"x" * 70]
+           "日本".encode() + b"\x80" + b"x" * 70,
+           "Ж".encode() * 40 + b"\xed\xa0\x80", "Ж".encode() * 30 + b"\xe0\x80\x80" + b"z" * 10,
+           "中".encode() * 25 + b"\xf0\x90\x80" + b"q" * 20, "é".encode() * 50 + b"\xc1\xbf"]
     return good, bad
 
 
@@ -264,12 +267,15 @@ def test_every_decode_table_reads_cpythons_strings():
             assert list(utf8pfx.BufferReader(blob)) == good, table
             for payload in bad:
                 rec = bytes([len(payload)]) + payload
-                with pytest.raises(UnicodeDecodeError) as got:
-                    utf8pfx.decode(rec)
                 with pytest.raises(UnicodeDecodeError) as want:
                     payload.decode("utf-8")
-                assert (got.value.start, got.value.end, got.value.reason) == (
-                    want.value.start, want.value.end, want.value.reason), (table, payload)
+                # alone, then with a record after it (the vector decoders
+                # may load past a payload when the buffer goes on)
+                for blob_bad in (rec, rec + b"\x7f" + b"y" * 127):
+                    with pytest.raises(UnicodeDecodeError) as got:
+                        utf8pfx.decode_all(blob_bad)
+                    assert (got.value.start, got.value.end, got.value.reason) == (
+                        want.value.start, want.value.end, want.value.reason), (table, payload)
                 assert utf8pfx.decode(rec, "replace") == payload.decode("utf-8", "replace"), (
                     table, payload)
     finally:

@@ -34,8 +34,9 @@
  *       transcode.  prescan(src, n, &ncp) validates nothing: it returns the
  *       largest byte if that is below 0xC4, with ncp = n minus the
  *       continuation bytes; once it meets a byte >= 0xC4 it may stop and
- *       return that byte (ncp is then meaningless: use scan()).  If it
- *       returns < 0x80 the payload is ASCII (valid, ncp == n).
+ *       return 0xFF (ncp is then meaningless: use scan()); a value from
+ *       0xC4 to 0xEF says no byte is 0xF0 or more.  If it returns < 0x80
+ *       the payload is ASCII (valid, ncp == n).
  *       to_ucs1_checked(src, n, dst, cap, &got) validates and transcodes at
  *       once: it returns U8P_DEC_OK iff the payload is valid UTF-8 with
  *       every code point below U+0100 and at most cap of them, written to
@@ -92,7 +93,10 @@ typedef enum {
  * the inline loop (u8p_dec_short): a kernel without a 32-bit lane form
  * would only call that loop itself, one call deeper, and one with it may
  * leave the shortest such payloads there, where the loop's cost per byte
- * is below its form's fixed one.
+ * is below its form's fixed one.  Past U8P_DEC_SHORT_MAX bytes, beyond
+ * that loop's reach, the same value declines the payload (a byte F0..FF,
+ * or too few readable bytes for its loads), and the caller takes the
+ * long way (scan, then transcode).
  */
 typedef void *(*u8p_dec_alloc)(void *ctx, size_t k, uint32_t maxcp);
 #define U8P_DEC_SHORT_INLINE (-3)
@@ -115,15 +119,23 @@ typedef struct u8p_dec_kernels {
     u8p_dec_status (*to_ucs1_checked)(const uint8_t *src, size_t n, uint8_t *dst,
                                       size_t cap, size_t *got);
     size_t (*copy_ascii)(const uint8_t *src, size_t n, uint8_t *dst);
-    /* the reader's one-pass short decoder (n <= U8P_DEC_SHORT_MAX): takes
+    /* the reader's one-pass short decoder (n <= dec_short_max): takes
      * what u8p_dec_short in decode_short.h takes, and writes the code points
      * straight into the caller's object, in its width (u8p_dec_alloc).
      * avail >= n: the bytes from src on that may be read (the rest of the
      * caller's buffer); a kernel may load past n within them, to spare a
-     * copy, but takes nothing from there.  NULL: use that inline one */
+     * copy, but takes nothing from there.  NULL (dec_short_max 0): the
+     * reader uses that inline one */
     ptrdiff_t (*dec_short)(const uint8_t *src, size_t n, size_t avail, u8p_dec_alloc alloc,
                            void *ctx);
+    /* the longest payload dec_short takes (0 with none): U8P_DEC_SHORT_MAX,
+     * or up to U8P_DEC_SHORT_VEC_MAX for one that also takes the payloads
+     * past the inline loop's reach (a name or title of a few dozen
+     * characters in any script) */
+    size_t dec_short_max;
 } u8p_dec_kernels;
+
+#define U8P_DEC_SHORT_VEC_MAX 128
 
 /* The reader calls a table's dec_short from this many bytes on, the inline
  * one below.  The vector ones (AVX-512 VBMI, AVX2) have a fixed latency

@@ -33,7 +33,7 @@
 /* readable bytes after the payload in the second call of a table's dec_short */
 #define SHORT_AFTER 96
 static struct {
-    uint8_t buf[SHORT_ROOM_PAD + U8P_DEC_SHORT_MAX * 4 + SHORT_ROOM_PAD];
+    uint8_t buf[SHORT_ROOM_PAD + U8P_DEC_SHORT_VEC_MAX * 4 + SHORT_ROOM_PAD];
     uint8_t *at;
     size_t k;
     uint32_t maxcp;
@@ -205,23 +205,25 @@ check_dec(const uint8_t *bytes, size_t n, const char *label, const uint32_t *wan
                         break;
                     }
         }
-        if (!surr && n <= U8P_DEC_SHORT_MAX) {
-            /* the reader's one-pass short decoder: takes exactly what the
-             * strict scan takes, with the same code points and class */
-            static uint32_t cps[U8P_DEC_SHORT_MAX];
-            uint32_t mx = 0;
+        if (!surr && n <= U8P_DEC_SHORT_VEC_MAX) {
             ptrdiff_t k;
-            guard_cur_level = "short one-pass";
-            k = u8p_dec_short(src, n, cps, &mx);
-            if ((k >= 0) != (rs == U8P_DEC_OK))
-                fail("short", "one-pass accepts (got) vs scan", label, n, surr, k >= 0, rs);
-            else if (k >= 0 && ((size_t)k != ref.ncp || mx != ref.maxchar))
-                fail("short", (size_t)k != ref.ncp ? "one-pass ncp" : "one-pass maxchar", label,
-                     n, surr, (size_t)k != ref.ncp ? (long)k : (long)mx,
-                     (size_t)k != ref.ncp ? (long)ref.ncp : (long)ref.maxchar);
-            else if (k > 0 && memcmp(cps, ref_units, (size_t)k * sizeof *cps) != 0)
-                fail("short", "one-pass code points", label, n, surr, -1, -1);
-            shorts++;
+            if (n <= U8P_DEC_SHORT_MAX) {
+                /* the reader's one-pass short decoder: takes exactly what
+                 * the strict scan takes, with the same code points and class */
+                static uint32_t cps[U8P_DEC_SHORT_MAX];
+                uint32_t mx = 0;
+                guard_cur_level = "short one-pass";
+                k = u8p_dec_short(src, n, cps, &mx);
+                if ((k >= 0) != (rs == U8P_DEC_OK))
+                    fail("short", "one-pass accepts (got) vs scan", label, n, surr, k >= 0, rs);
+                else if (k >= 0 && ((size_t)k != ref.ncp || mx != ref.maxchar))
+                    fail("short", (size_t)k != ref.ncp ? "one-pass ncp" : "one-pass maxchar",
+                         label, n, surr, (size_t)k != ref.ncp ? (long)k : (long)mx,
+                         (size_t)k != ref.ncp ? (long)ref.ncp : (long)ref.maxchar);
+                else if (k > 0 && memcmp(cps, ref_units, (size_t)k * sizeof *cps) != 0)
+                    fail("short", "one-pass code points", label, n, surr, -1, -1);
+                shorts++;
+            }
             /* and each table's own (vector) short decoder, the same way:
              * it asks for room (short_room) and writes there in the width */
             for (t = 0; t < 2 * ntables; t++) {
@@ -231,10 +233,10 @@ check_dec(const uint8_t *bytes, size_t n, const char *label, const uint32_t *wan
                  * n), then followed by bytes it may read but must not take
                  * (continuation and lead bytes that would change the
                  * result if they were taken) */
-                static uint8_t padded[U8P_DEC_SHORT_MAX + SHORT_AFTER];
+                static uint8_t padded[U8P_DEC_SHORT_VEC_MAX + SHORT_AFTER];
                 const uint8_t *in = src;
                 size_t q, avail = n;
-                if (!tables[t / 2].run || K->dec_short == NULL)
+                if (!tables[t / 2].run || K->dec_short == NULL || n > K->dec_short_max)
                     continue;
                 if (t & 1) {
                     memcpy(padded, src, n);
@@ -252,11 +254,15 @@ check_dec(const uint8_t *bytes, size_t n, const char *label, const uint32_t *wan
                     /* left to the inline loop (checked above): only a
                      * payload with a byte F0..FF, and before any room; the
                      * x86 tables have a 32-bit lane form and leave it only
-                     * payloads shorter than the reader hands over */
-                    if (!memchr_ge(src, n, 0xF0))
-                        fail(tn, "short left to the inline loop a payload without F0..FF",
-                             label, n, surr, -1, -1);
-                    else if (n >= U8P_DEC_SHORT_VEC_MIN && strncmp(tn, "avx", 3) == 0)
+                     * payloads shorter than the reader hands over.  Past
+                     * the inline loop's reach, declined (the long way):
+                     * the same payloads, and any when the loads would
+                     * pass the readable bytes */
+                    if (!memchr_ge(src, n, 0xF0) && (n <= U8P_DEC_SHORT_MAX || avail > n))
+                        fail(tn, "short declined a payload without F0..FF", label, n, surr,
+                             -1, -1);
+                    else if (n >= U8P_DEC_SHORT_VEC_MIN && n <= U8P_DEC_SHORT_MAX &&
+                             strncmp(tn, "avx", 3) == 0)
                         fail(tn, "short left a payload the reader hands over to the inline loop",
                              label, n, surr, -1, -1);
                     else if (room.asked)
@@ -357,6 +363,9 @@ check_dec(const uint8_t *bytes, size_t n, const char *label, const uint32_t *wan
                     fail(tn, "prescan says UCS1", label, n, surr, mb < 0xC4, ucs1);
                 else if (ucs1 && (pn != ref.ncp || (mb < 0x80) != (ref.maxchar == 0x7F)))
                     fail(tn, "prescan ncp", label, n, surr, (long)pn, (long)ref.ncp);
+                else if (mb >= 0xC4 && mb < 0xF0 && memchr_ge(src, n, 0xF0))
+                    /* beyond Latin-1, below 0xF0: no byte F0..FF */
+                    fail(tn, "prescan below 0xF0 with a byte F0..FF", label, n, surr, mb, -1);
                 /* cap: the count one off either way, and room for n (the
                  * reader's long payloads: no count first) */
                 for (d = -1; mb < 0xC4 && d <= 2; d++) {

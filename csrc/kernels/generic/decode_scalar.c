@@ -219,4 +219,5 @@ const u8p_dec_kernels u8p_dec_kernels_scalar = {
     NULL,
     u8p_dec_copy_ascii_scalar,
     NULL,
+    0,
 };

@@ -587,8 +587,12 @@ avx512_prescan(const uint8_t *s, size_t n, size_t *ncp)
         vmax = _mm512_max_epu8(vmax, a);
         cont += (size_t)__builtin_popcountll(_mm512_cmplt_epi8_mask(a, lim));
     }
+    /* every byte was read (below 256): 0xEF tells a caller there is no
+     * byte F0..FF either (the reader's one-pass decoder for the payloads
+     * past the short ones takes up to 3-byte sequences only), in a mask
+     * test, cheaper than the largest byte */
     if (_mm512_cmpge_epu8_mask(vmax, c4))
-        return 0xFF;
+        return _mm512_cmpge_epu8_mask(vmax, _mm512_set1_epi8((char)0xF0)) ? 0xFF : 0xEF;
     *ncp = n - cont;
     return max_byte_512(vmax);
 }
@@ -1216,9 +1220,128 @@ vbmi2_dec_short23_in(const uint8_t *s, size_t n, size_t avail, u8p_dec_alloc all
     return (ptrdiff_t)k;
 }
 
+/*
+ * Payloads of 65 to U8P_DEC_SHORT_VEC_MAX bytes: the same decoder over two
+ * 64-byte halves, their masks checked as one sequence of 128 (the second
+ * half's continuations carry the first's last leads), then four word
+ * compresses and four masked stores, where the long way makes two passes
+ * (a scan, then a transcoder whose tail goes through a padded copy on the
+ * stack).  vbmi2_dec_short23 declines (U8P_DEC_SHORT_INLINE: the caller
+ * takes the long way) a payload with a byte F0..FF, and one whose caller's
+ * buffer ends before the loads here (SHORT23W_READ bytes) do.
+ */
+#define SHORT23W_READ (U8P_DEC_SHORT_VEC_MAX + 2)
+#define WIDE_MASK(f, a, b) \
+    ((uint64_t)(uint32_t)_mm256_movemask_epi8(f(a)) | \
+     (uint64_t)(uint32_t)_mm256_movemask_epi8(f(b)) << 32)
+
+T_VBMI2 U8P_APART ptrdiff_t
+vbmi2_dec_short23_wide(const uint8_t *s, size_t n, u8p_dec_alloc alloc, void *ctx)
+{
+    /* the second half's bytes (n > 64) */
+    const uint64_t live = n >= 128 ? ~(uint64_t)0 : ((uint64_t)1 << (n - 64)) - 1;
+    __m256i v0, v1, v2, v3;
+    uint64_t hi0, hi1, cont0, cont1, lead0, lead1, l2a, l2b, l3a, l3b, bad;
+    uint32_t maxcp;
+    size_t k, k0, k1, k2;
+    __m512i c0, c1, c2, c3;
+    uint8_t *d;
+
+    v0 = _mm256_loadu_si256((const __m256i *)s);
+    v1 = _mm256_loadu_si256((const __m256i *)(s + 32));
+    v2 = _mm256_loadu_si256((const __m256i *)(s + 64));
+    v3 = _mm256_loadu_si256((const __m256i *)(s + 96));
+    hi0 = WIDE_MASK(MSB, v0, v1);
+    hi1 = WIDE_MASK(MSB, v2, v3) & live;
+    if (!(hi0 | hi1)) { /* ASCII: loaded again after the call, not kept across it */
+        d = (uint8_t *)alloc(ctx, n, 0x7F);
+        if (d == NULL)
+            return -2;
+        _mm512_storeu_si512((void *)d, _mm512_loadu_si512(s));
+        _mm512_mask_storeu_epi8(d + 64, live, _mm512_loadu_si512(s + 64));
+        return (ptrdiff_t)n;
+    }
+    l3a = WIDE_MASK(GE_E0, v0, v1) & hi0; /* E0..EF */
+    l3b = WIDE_MASK(GE_E0, v2, v3) & hi1;
+    cont0 = WIDE_MASK(IS_CONT, v0, v1);
+    cont1 = WIDE_MASK(IS_CONT, v2, v3) & live;
+    lead0 = ~cont0;
+    lead1 = live ^ cont1; /* x ^ y for x & ~y, as above */
+    l2a = (lead0 & hi0) ^ l3a;
+    l2b = (lead1 & hi1) ^ l3b;
+    /* each lead's continuations, and exactly those, inside the payload */
+    if (((l2a | l3a) << 1 | l3a << 2) != cont0 ||
+        ((l2b | l3b) << 1 | l3b << 2 | (l2a | l3a) >> 63 | l3a >> 62) != cont1 ||
+        (l2b | l3b) & ~(live >> 1) || l3b & ~(live >> 2))
+        return -1;
+    bad = (WIDE_MASK(LT_C2, v0, v1) & l2a) | (WIDE_MASK(LT_C2, v2, v3) & l2b); /* C0, C1 */
+    if (l3a | l3b) {
+        const uint64_t lt0 = WIDE_MASK(LT_A0, v0, v1) & cont0;
+        const uint64_t lt1 = WIDE_MASK(LT_A0, v2, v3) & cont1;
+        const uint64_t e0a = WIDE_MASK(IS_E0, v0, v1) & l3a, e0b = WIDE_MASK(IS_E0, v2, v3) & l3b;
+        const uint64_t eda = WIDE_MASK(IS_ED, v0, v1) & l3a, edb = WIDE_MASK(IS_ED, v2, v3) & l3b;
+        bad |= e0a << 1 & lt0;                             /* E0 80..9F */
+        bad |= (e0b << 1 | e0a >> 63) & lt1;
+        bad |= eda << 1 & (cont0 ^ lt0);                   /* ED A0..BF */
+        bad |= (edb << 1 | eda >> 63) & (cont1 ^ lt1);
+        maxcp = 0xFFFF;
+    }
+    else
+        maxcp = (WIDE_MASK(GE_C4, v0, v1) & l2a) | (WIDE_MASK(GE_C4, v2, v3) & l2b) ? 0xFFFF
+                                                                                    : 0xFF;
+    if (bad)
+        return -1;
+    k0 = (size_t)__builtin_popcount((uint32_t)lead0);
+    k1 = k0 + (size_t)__builtin_popcount((uint32_t)(lead0 >> 32));
+    k2 = k1 + (size_t)__builtin_popcount((uint32_t)lead1);
+    k = k2 + (size_t)__builtin_popcount((uint32_t)(lead1 >> 32));
+    /* the lanes made after the call: four vectors kept across it would
+     * be spilled, and their 64-byte aligned frame paid on every path */
+    d = (uint8_t *)alloc(ctx, k, maxcp);
+    if (d == NULL)
+        return -2;
+    c0 = _mm512_maskz_compress_epi16((__mmask32)lead0,
+                                     dec23_lanes(s, (uint32_t)l2a, (uint32_t)l3a));
+    c1 = _mm512_maskz_compress_epi16(
+        (__mmask32)(lead0 >> 32),
+        dec23_lanes(s + 32, (uint32_t)(l2a >> 32), (uint32_t)(l3a >> 32)));
+    c2 = _mm512_maskz_compress_epi16((__mmask32)lead1,
+                                     dec23_lanes(s + 64, (uint32_t)l2b, (uint32_t)l3b));
+    c3 = _mm512_maskz_compress_epi16(
+        (__mmask32)(lead1 >> 32),
+        dec23_lanes(s + 96, (uint32_t)(l2b >> 32), (uint32_t)(l3b >> 32)));
+    if (maxcp == 0xFF) {
+        dec23_store(d, c0, k0, 1);
+        dec23_store(d + k0, c1, k1 - k0, 1);
+        dec23_store(d + k1, c2, k2 - k1, 1);
+        dec23_store(d + k2, c3, k - k2, 1);
+    }
+    else {
+        dec23_store(d, c0, k0, 2);
+        dec23_store(d + 2 * k0, c1, k1 - k0, 2);
+        dec23_store(d + 2 * k1, c2, k2 - k1, 2);
+        dec23_store(d + 2 * k2, c3, k - k2, 2);
+    }
+    return (ptrdiff_t)k;
+}
+#undef WIDE_MASK
+
 T_VBMI2 static ptrdiff_t
 vbmi2_dec_short23(const uint8_t *s, size_t n, size_t avail, u8p_dec_alloc alloc, void *ctx)
 {
+    if (n > 64) {
+        /* the declines here, before the wide decoder's frame is set up.  A
+         * byte F0..FF, found in mask registers (one test, no transfer),
+         * must not reach it: it would read one as a 3-byte lead */
+        const __m512i f0 = _mm512_set1_epi8((char)0xF0);
+        if (avail < SHORT23W_READ ||
+            _mm512_cmpge_epu8_mask(
+                _mm512_max_epu8(_mm512_loadu_si512(s),
+                                _mm512_maskz_loadu_epi8(u8p_low_bits64(n - 64), s + 64)),
+                f0) != 0)
+            return U8P_DEC_SHORT_INLINE;
+        return vbmi2_dec_short23_wide(s, n, alloc, ctx);
+    }
     return n > 32 ? vbmi2_dec_short23_in(s, n, avail, alloc, ctx, 1)
                   : vbmi2_dec_short23_in(s, n, avail, alloc, ctx, 0);
 }
@@ -1226,6 +1349,7 @@ vbmi2_dec_short23(const uint8_t *s, size_t n, size_t avail, u8p_dec_alloc alloc,
 #undef MSB
 #undef SHORT_READ
 #undef SHORT23_READ
+#undef SHORT23W_READ
 #undef IS_CONT
 #undef GE_E0
 #undef GE_F0
@@ -1241,18 +1365,20 @@ vbmi2_dec_short23(const uint8_t *s, size_t n, size_t avail, u8p_dec_alloc alloc,
 #undef SHORT4_READ
 
 const u8p_dec_kernels u8p_dec_kernels_sse = {
-    "sse", sse_scan, sse_to_ucs1, sse_to_ucs2, sse_to_ucs4, NULL, NULL, sse_copy_ascii, NULL,
+    "sse", sse_scan, sse_to_ucs1, sse_to_ucs2, sse_to_ucs4, NULL, NULL, sse_copy_ascii, NULL, 0,
 };
 
 const u8p_dec_kernels u8p_dec_kernels_avx2 = {
     "avx2",         avx2_scan,    avx2_to_ucs1,       avx2_to_ucs2,
     avx2_to_ucs4, avx2_prescan, avx2_to_ucs1_checked, avx2_copy_ascii, avx2_dec_short,
+    U8P_DEC_SHORT_MAX,
 };
 
 /* AVX-512 F + BW; the fused UCS1 path's checked transcode is AVX2's */
 const u8p_dec_kernels u8p_dec_kernels_avx512 = {
     "avx512",         avx512_scan,    avx512_to_ucs1,     avx512_to_ucs2,
     avx512_to_ucs4, avx512_prescan, avx2_to_ucs1_checked, avx512_copy_ascii, avx2_dec_short,
+    U8P_DEC_SHORT_MAX,
 };
 
 /* + VBMI2: byte and word compress; the Intel table (the VBMI short decoder
@@ -1260,15 +1386,16 @@ const u8p_dec_kernels u8p_dec_kernels_avx512 = {
 const u8p_dec_kernels u8p_dec_kernels_avx512_vbmi2 = {
     "avx512",         avx512_scan,  vbmi2_to_ucs1,        vbmi2_to_ucs2,
     avx512_to_ucs4,   avx512_prescan, vbmi2_to_ucs1_checked, avx512_copy_ascii,
-    vbmi_dec_short,
+    vbmi_dec_short,   U8P_DEC_SHORT_MAX,
 };
 
 /* + VBMI2, on every vendor but Intel: the word-compress short decoder up
- * to 3-byte sequences (vbmi2_dec_short23), AVX2's road for the rest */
+ * to 3-byte sequences (vbmi2_dec_short23), to 128 bytes, AVX2's road for
+ * the rest */
 const u8p_dec_kernels u8p_dec_kernels_avx512_mixed = {
     "avx512",         avx512_scan,    vbmi2_to_ucs1,         vbmi2_to_ucs2,
     avx512_to_ucs4,   avx512_prescan, vbmi2_to_ucs1_checked, avx512_copy_ascii,
-    vbmi2_dec_short23,
+    vbmi2_dec_short23, U8P_DEC_SHORT_VEC_MAX,
 };
 
 #else /* !U8P_X86_SIMD */
