@@ -385,6 +385,7 @@ emit16_512vbmi2(uint16_t *d, __m512i v, uint64_t m)
 #define DEC_NARROW_END 48
 #define DEC_SCAN_MIN 64
 #define DEC_SCAN_AND_UCS4 0 /* avx512_scan, avx512_to_ucs4: nothing to compress */
+#define DEC_MASKED_TAIL16 1 /* emit16_512vbmi2 stores exactly the lanes kept */
 #include "decode_x86_impl.h"
 
 

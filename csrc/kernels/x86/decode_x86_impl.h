@@ -249,6 +249,7 @@ DN(cands32)(const uint8_t *p)
     (void)g;                                                                  \
     return k
 
+#ifndef DEC_MASKED_TAIL16
 U8P_DT U8P_NOINLINE size_t
 DN(tail_to_ucs2)(const uint8_t *s, size_t r, uint16_t *d)
 {
@@ -259,6 +260,50 @@ DN(tail_to_ucs2)(const uint8_t *s, size_t r, uint16_t *d)
                             (keep >> g) & (((uint64_t)1 << (VW / 2)) - 1));
     });
 }
+#else
+/* With AVX-512 BW (DEC_MASKED_TAIL16: the includer's emit16 stores
+ * masked to the lanes kept): the same steps, 32 positions each, loaded
+ * straight from the payload with masks (a masked-off byte is neither read
+ * nor faulted on, and loads as zero) and stored straight into the output.
+ * No stack copy: the padded one's loads wait for its stores to complete. */
+U8P_DT static inline __m512i
+DN(w8to16_upto)(const uint8_t *p, ptrdiff_t left)
+{
+    const __mmask64 m = left >= 32 ? (__mmask64)0xFFFFFFFFu
+                        : left > 0 ? (__mmask64)(((uint64_t)1 << left) - 1) : 0;
+    return _mm512_cvtepu8_epi16(_mm512_castsi512_si256(_mm512_maskz_loadu_epi8(m, p)));
+}
+
+U8P_DT U8P_NOINLINE size_t
+DN(tail_to_ucs2)(const uint8_t *s, size_t r, uint16_t *d)
+{
+    const __m512i m3f = _mm512_set1_epi16(0x3F), m1f = _mm512_set1_epi16(0x1F);
+    const __m512i kbf = _mm512_set1_epi16(0xBF), kdf = _mm512_set1_epi16(0xDF);
+    size_t i, k = 0;
+    for (i = 0; i < r; i += 32) {
+        const ptrdiff_t left = (ptrdiff_t)(r - i);
+        const __m512i x = DN(w8to16_upto)(s + i, left);
+        const __m512i y = DN(w8to16_upto)(s + i + 1, left - 1);
+        const __m512i z = DN(w8to16_upto)(s + i + 2, left - 2);
+        const __m512i v2 = _mm512_or_si512(_mm512_slli_epi16(_mm512_and_si512(x, m1f), 6),
+                                           _mm512_and_si512(y, m3f));
+        const __m512i v3 = _mm512_or_si512(
+            _mm512_or_si512(_mm512_slli_epi16(x, 12),
+                            _mm512_slli_epi16(_mm512_and_si512(y, m3f), 6)),
+            _mm512_and_si512(z, m3f));
+        const __mmask32 ge_c0 = _mm512_cmp_epu16_mask(x, kbf, _MM_CMPINT_NLE);
+        const __mmask32 ge_e0 = _mm512_cmp_epu16_mask(x, kdf, _MM_CMPINT_NLE);
+        const __m512i c = _mm512_mask_blend_epi16(ge_e0, _mm512_mask_blend_epi16(ge_c0, x, v2), v3);
+        /* a unit on every byte of the payload but a continuation (the
+         * masked-off lanes load as zero, ASCII: left out by live) */
+        const __mmask32 live =
+            left >= 32 ? (__mmask32)~0u : (__mmask32)(((uint32_t)1 << left) - 1);
+        const __mmask32 unit = _mm512_cmp_epu16_mask(x, _mm512_set1_epi16(0x7F), _MM_CMPINT_LE);
+        k += DEC_EMIT16(d + k, c, (uint64_t)((unit | ge_c0) & live));
+    }
+    return k;
+}
+#endif
 
 /* UCS1: the code unit on the last byte of its sequence, as in to_ucs1
  * below (a lead in the byte before the tail was taken care of there) */
@@ -415,3 +460,4 @@ DN(to_ucs4)(const uint8_t *s, size_t n, uint32_t *d)
 #undef DEC_NARROW_END
 #undef DEC_SCAN_MIN
 #undef DEC_SCAN_AND_UCS4
+#undef DEC_MASKED_TAIL16
