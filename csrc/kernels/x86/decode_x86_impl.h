@@ -265,7 +265,10 @@ DN(tail_to_ucs2)(const uint8_t *s, size_t r, uint16_t *d)
  * masked to the lanes kept): the same steps, 32 positions each, loaded
  * straight from the payload with masks (a masked-off byte is neither read
  * nor faulted on, and loads as zero) and stored straight into the output.
- * No stack copy: the padded one's loads wait for its stores to complete. */
+ * No stack copy: the padded one's loads wait for its stores to complete.
+ * Apart (its own section): in the place of the padded tail, a function of
+ * another size moved the code after it, the UCS4 transcoders among it,
+ * which run slower at some addresses than at others. */
 U8P_DT static inline __m512i
 DN(w8to16_upto)(const uint8_t *p, ptrdiff_t left)
 {
@@ -274,7 +277,7 @@ DN(w8to16_upto)(const uint8_t *p, ptrdiff_t left)
     return _mm512_cvtepu8_epi16(_mm512_castsi512_si256(_mm512_maskz_loadu_epi8(m, p)));
 }
 
-U8P_DT U8P_NOINLINE size_t
+U8P_DT U8P_APART size_t
 DN(tail_to_ucs2)(const uint8_t *s, size_t r, uint16_t *d)
 {
     const __m512i m3f = _mm512_set1_epi16(0x3F), m1f = _mm512_set1_epi16(0x1F);
