@@ -1117,12 +1117,14 @@ avx2_dec_short4(const uint8_t *s, size_t n, size_t avail, u8p_dec_alloc alloc, v
 T_VBMI2 U8P_ALWAYS_INLINE __m512i
 dec23_lanes(const uint8_t *b, uint32_t l2, uint32_t l3)
 {
-    const __m512i k3f = _mm512_set1_epi16(0x3F);
+    /* the splats read from memory (x86_consts.c): as set1s gcc rebuilds
+     * each from a general register at every use */
+    const __m512i k3f = _mm512_broadcast_i64x4(SK(H003F));
     const __m512i w0 = _mm512_cvtepu8_epi16(_mm256_loadu_si256((const __m256i *)b));
     const __m512i w1 = _mm512_cvtepu8_epi16(_mm256_loadu_si256((const __m256i *)(b + 1)));
     /* 110xxxxx 10yyyyyy: (b0 & 0x1F) << 6 | (b1 & 0x3F) */
     __m512i c = _mm512_ternarylogic_epi32(
-        _mm512_slli_epi16(_mm512_and_si512(w0, _mm512_set1_epi16(0x1F)), 6), w1, k3f,
+        _mm512_slli_epi16(_mm512_and_si512(w0, _mm512_broadcast_i64x4(SK(H001F))), 6), w1, k3f,
         0xF8); /* a | (b & c) */
     c = _mm512_mask_blend_epi16((__mmask32)l2, w0, c);
     if (l3) { /* 1110xxxx 10yyyyyy 10zzzzzz: what is above bit 15 shifts out */
@@ -1308,20 +1310,21 @@ vbmi2_dec_short23_wide(const uint8_t *s, size_t n, u8p_dec_alloc alloc, void *ct
         dec23_lanes(s + 32, (uint32_t)(l2a >> 32), (uint32_t)(l3a >> 32)));
     c2 = _mm512_maskz_compress_epi16((__mmask32)lead1,
                                      dec23_lanes(s + 64, (uint32_t)l2b, (uint32_t)l3b));
-    c3 = _mm512_maskz_compress_epi16(
-        (__mmask32)(lead1 >> 32),
-        dec23_lanes(s + 96, (uint32_t)(l2b >> 32), (uint32_t)(l3b >> 32)));
     if (maxcp == 0xFF) {
         dec23_store(d, c0, k0, 1);
         dec23_store(d + k0, c1, k1 - k0, 1);
         dec23_store(d + k1, c2, k2 - k1, 1);
-        dec23_store(d + k2, c3, k - k2, 1);
     }
     else {
         dec23_store(d, c0, k0, 2);
         dec23_store(d + 2 * k0, c1, k1 - k0, 2);
         dec23_store(d + 2 * k1, c2, k2 - k1, 2);
-        dec23_store(d + 2 * k2, c3, k - k2, 2);
+    }
+    if (n > 96) { /* the last quarter */
+        c3 = _mm512_maskz_compress_epi16(
+            (__mmask32)(lead1 >> 32),
+            dec23_lanes(s + 96, (uint32_t)(l2b >> 32), (uint32_t)(l3b >> 32)));
+        dec23_store(d + (maxcp == 0xFF ? k2 : 2 * k2), c3, k - k2, maxcp == 0xFF ? 1 : 2);
     }
     return (ptrdiff_t)k;
 }
