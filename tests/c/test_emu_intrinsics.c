@@ -172,6 +172,11 @@ nat_mask_storeu_epi16(void *p, uint32_t k, const uint8_t *a)
 {
     _mm512_mask_storeu_epi16(p, k, _mm512_loadu_si512(a));
 }
+T_BW static void
+nat_mask_storeu_epi32(void *p, uint32_t k, const uint8_t *a)
+{
+    _mm512_mask_storeu_epi32(p, (__mmask16)k, _mm512_loadu_si512(a));
+}
 T_AVX2 static void
 nat_maskload_epi32(const int *p, const uint8_t *mask, uint8_t *out)
 {
@@ -500,6 +505,27 @@ main(void)
 #endif
     }
     report("_mm512_mask_storeu_epi16", "AVX-512 BW", have, n);
+    compared += n;
+
+    /* _mm512_mask_storeu_epi32: the same, 16 32-bit elements */
+    have = cpu("avx512f");
+    guard_cur_level = "_mm512_mask_storeu_epi32";
+    for (c = 0, n = 0; have && c < NCASE; c++, n++) {
+        int inb = c % 17;
+        uint32_t k = (uint32_t)(mask_of(c % 100, 16) & (((uint64_t)1 << inb) - 1));
+        uint8_t *p1 = guarded_tail(&g, (size_t)inb * 4), *p2 = guarded_tail(&g2, (size_t)inb * 4);
+        fill(a, 64);
+        fill(p1 - 8, (size_t)inb * 4 + 8);
+        memcpy(p2 - 8, p1 - 8, (size_t)inb * 4 + 8);
+        memcpy(&v, a, 64);
+        u8p_emu_mm512_mask_storeu_epi32(p2, (simde__mmask16)k, v);
+#if HAVE_NATIVE
+        nat_mask_storeu_epi32(p1, k, a);
+        if (memcmp(p1 - 8, p2 - 8, (size_t)inb * 4 + 8) != 0)
+            mismatch(guard_cur_level, c);
+#endif
+    }
+    report("_mm512_mask_storeu_epi32", "AVX-512 F", have, n);
     compared += n;
 
     /* _mm256_maskload_epi32: the mask is each lane's top bit */

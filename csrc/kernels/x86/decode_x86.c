@@ -373,6 +373,7 @@ emit16_512vbmi2(uint16_t *d, __m512i v, uint64_t m)
 #define DEC_NARROW(x) U8P_CAT(avx2_, x)
 #define DEC_NARROW_END 48
 #define DEC_SCAN_MIN 64
+#define DEC_MASKED_TAIL32 1 /* avx512_to_ucs4's short payloads and rest */
 #include "decode_x86_impl.h"
 
 #define U8P_VP u8p_v64_

@@ -373,6 +373,62 @@ DN(to_ucs2)(const uint8_t *s, size_t n, uint16_t *d)
     return k + DEC_TAIL(to_ucs2)(s + i, n - i, d + k);
 }
 
+#if DEC_SCAN_AND_UCS4 && defined(DEC_MASKED_TAIL32)
+/* UCS4 with AVX-512 BW (DEC_MASKED_TAIL32): a payload under DEC_END, and
+ * what the block loop leaves, 16 positions a step, loaded from the
+ * payload with masks and stored into the str masked to the units kept.
+ * The narrower levels' loops would hand the last bytes to the scalar
+ * tail, which branches on every lead's length: on text with emoji its
+ * mispredictions cost more than these steps.  Apart, as tail_to_ucs2. */
+U8P_DT static inline __m512i
+DN(w8to32_upto)(const uint8_t *p, ptrdiff_t left)
+{
+    const __mmask64 m = left >= 16 ? (__mmask64)0xFFFF
+                        : left > 0 ? (__mmask64)(((uint64_t)1 << left) - 1) : 0;
+    return _mm512_cvtepu8_epi32(_mm512_castsi512_si128(_mm512_maskz_loadu_epi8(m, p)));
+}
+
+U8P_DT U8P_APART size_t
+DN(tail_to_ucs4)(const uint8_t *s, size_t r, uint32_t *d)
+{
+    const __m512i m3f = _mm512_set1_epi32(0x3F);
+    size_t i, k = 0;
+    for (i = 0; i < r; i += 16) {
+        const ptrdiff_t left = (ptrdiff_t)(r - i);
+        const __m512i x = DN(w8to32_upto)(s + i, left);
+        const __m512i y6 = _mm512_and_si512(DN(w8to32_upto)(s + i + 1, left - 1), m3f);
+        const __m512i z6 = _mm512_and_si512(DN(w8to32_upto)(s + i + 2, left - 2), m3f);
+        const __m512i w6 = _mm512_and_si512(DN(w8to32_upto)(s + i + 3, left - 3), m3f);
+        const __m512i v2 = _mm512_or_si512(
+            _mm512_slli_epi32(_mm512_and_si512(x, _mm512_set1_epi32(0x1F)), 6), y6);
+        const __m512i v3 = _mm512_or_si512(
+            _mm512_or_si512(_mm512_slli_epi32(_mm512_and_si512(x, _mm512_set1_epi32(0x0F)), 12),
+                            _mm512_slli_epi32(y6, 6)),
+            z6);
+        const __m512i v4 = _mm512_or_si512(
+            _mm512_or_si512(_mm512_slli_epi32(_mm512_and_si512(x, _mm512_set1_epi32(0x07)), 18),
+                            _mm512_slli_epi32(y6, 12)),
+            _mm512_or_si512(_mm512_slli_epi32(z6, 6), w6));
+        const __mmask16 ge_c0 = _mm512_cmp_epu32_mask(x, _mm512_set1_epi32(0xBF), _MM_CMPINT_NLE);
+        const __mmask16 ge_e0 = _mm512_cmp_epu32_mask(x, _mm512_set1_epi32(0xDF), _MM_CMPINT_NLE);
+        const __mmask16 ge_f0 = _mm512_cmp_epu32_mask(x, _mm512_set1_epi32(0xEF), _MM_CMPINT_NLE);
+        const __m512i c = _mm512_mask_blend_epi32(
+            ge_f0, _mm512_mask_blend_epi32(ge_e0, _mm512_mask_blend_epi32(ge_c0, x, v2), v3),
+            v4);
+        /* a unit on every byte of the payload but a continuation */
+        const __mmask16 live =
+            left >= 16 ? (__mmask16)0xFFFF : (__mmask16)(((uint32_t)1 << left) - 1);
+        const __mmask16 keep =
+            (_mm512_cmp_epu32_mask(x, _mm512_set1_epi32(0x7F), _MM_CMPINT_LE) | ge_c0) & live;
+        const size_t c_ = (size_t)__builtin_popcount((unsigned)keep);
+        _mm512_mask_storeu_epi32(d + k, (__mmask16)(((uint32_t)1 << c_) - 1),
+                                 _mm512_maskz_compress_epi32(keep, c));
+        k += c_;
+    }
+    return k;
+}
+#endif
+
 #if DEC_SCAN_AND_UCS4
 /* Each lead of m (a subset of keep) in the block at s decoded over its lane
  * of the block's output at d: the lane's index is the number of kept bytes
@@ -406,7 +462,13 @@ DN(to_ucs4)(const uint8_t *s, size_t n, uint32_t *d)
     const uint64_t quarter = ((uint64_t)1 << (VW / 4)) - 1;
     size_t i = 0, k = 0;
     int g;
+#ifdef DEC_MASKED_TAIL32
+    if (n < DEC_END)
+        return DN(tail_to_ucs4)(s, n, d);
+    TABLES_READY();
+#else
     DEC_START(to_ucs4);
+#endif
     for (; i + DEC_END <= n; i += VW) {
         uint64_t h, keep, leads;
         DEC_ASCII_BLOCK(vw8to32, VW / 4);
@@ -441,9 +503,12 @@ DN(to_ucs4)(const uint8_t *s, size_t n, uint32_t *d)
             DN(patch_leads)(d + k0, s + i, keep, leads);
         }
     }
+#ifdef DEC_MASKED_TAIL32
+    return k + DN(tail_to_ucs4)(s + i, n - i, d + k);
+#else
     return k + DEC_REST(to_ucs4)(s + i, n - i, d + k);
+#endif
 }
-
 #endif /* DEC_SCAN_AND_UCS4 */
 
 #undef DEC_END
@@ -464,3 +529,4 @@ DN(to_ucs4)(const uint8_t *s, size_t n, uint32_t *d)
 #undef DEC_SCAN_MIN
 #undef DEC_SCAN_AND_UCS4
 #undef DEC_MASKED_TAIL16
+#undef DEC_MASKED_TAIL32

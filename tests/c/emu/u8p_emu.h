@@ -302,6 +302,18 @@ u8p_emu_mm512_mask_storeu_epi16(void *mem_addr, simde__mmask32 k, simde__m512i a
             memcpy(p + 2 * j, x + 2 * j, 2);
 }
 
+/* VMOVDQU32 m512 {k}, zmm: 16 32-bit elements, masked-out ones untouched */
+U8P_EMU_INLINE void
+u8p_emu_mm512_mask_storeu_epi32(void *mem_addr, simde__mmask16 k, simde__m512i a)
+{
+    uint8_t *p = (uint8_t *)mem_addr, x[64];
+    int j;
+    memcpy(x, &a, 64);
+    for (j = 0; j < 16; j++)
+        if ((k >> j) & 1)
+            memcpy(p + 4 * j, x + 4 * j, 4);
+}
+
 /* VPMASKMOVD ymm, ymm, m256 (AVX2):
  *   FOR j := 0 to 7: i := j*32
  *     dst[i+31:i] := mask[i+31] ? MEM[mem_addr+i+31:mem_addr+i] : 0 */

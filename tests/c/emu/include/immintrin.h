@@ -53,6 +53,8 @@
 #define _mm512_maskz_compress_epi16 u8p_emu_mm512_maskz_compress_epi16
 #undef _mm512_mask_storeu_epi16
 #define _mm512_mask_storeu_epi16 u8p_emu_mm512_mask_storeu_epi16
+#undef _mm512_mask_storeu_epi32
+#define _mm512_mask_storeu_epi32 u8p_emu_mm512_mask_storeu_epi32
 #undef _mm256_maskload_epi32
 #define _mm256_maskload_epi32 u8p_emu_mm256_maskload_epi32
 
@@ -174,8 +176,6 @@
 #define _mm512_maskz_expandloadu_epi16 u8p_emu_no_fault_free_fill_in_yet_mm512_maskz_expandloadu_epi16
 #undef _mm512_mask_loadu_epi32
 #define _mm512_mask_loadu_epi32 u8p_emu_no_fault_free_fill_in_yet_mm512_mask_loadu_epi32
-#undef _mm512_mask_storeu_epi32
-#define _mm512_mask_storeu_epi32 u8p_emu_no_fault_free_fill_in_yet_mm512_mask_storeu_epi32
 #undef _mm512_mask_compressstoreu_epi32
 #define _mm512_mask_compressstoreu_epi32 u8p_emu_no_fault_free_fill_in_yet_mm512_mask_compressstoreu_epi32
 #undef _mm512_mask_expandloadu_epi32
