@@ -168,12 +168,12 @@ nat_maskz_compress_epi16(uint32_t k, const uint8_t *a, uint8_t *out)
     _mm512_storeu_si512(out, _mm512_maskz_compress_epi16(k, _mm512_loadu_si512(a)));
 }
 T_BW static void
-nat_mask_storeu_epi16(void *p, uint32_t k, const uint8_t *a)
+nat_mask_storeu_epi16(void *p, uint64_t k, const uint8_t *a)
 {
-    _mm512_mask_storeu_epi16(p, k, _mm512_loadu_si512(a));
+    _mm512_mask_storeu_epi16(p, (__mmask32)k, _mm512_loadu_si512(a));
 }
-T_BW static void
-nat_mask_storeu_epi32(void *p, uint32_t k, const uint8_t *a)
+T_F static void
+nat_mask_storeu_epi32(void *p, uint64_t k, const uint8_t *a)
 {
     _mm512_mask_storeu_epi32(p, (__mmask16)k, _mm512_loadu_si512(a));
 }
@@ -218,6 +218,46 @@ cpu(const char *feature)
 }
 
 #define NCASE 2000
+
+#if HAVE_NATIVE
+#define NAT_STORE(f) (f)
+#else
+#define NAT_STORE(f) NULL
+#endif
+
+/* A masked store of w-byte elements (_mm512_mask_storeu_epi8/16/32): the
+ * same memory afterwards as the native one, nothing outside the mask
+ * touched (the window runs into the guard page).  Returns the cases. */
+static long
+check_mask_store(const char *name, const char *isa, int have, int w, guarded *g, guarded *g2,
+                 void (*nat)(void *, uint64_t, const uint8_t *))
+{
+    const int lanes = 64 / w;
+    uint8_t a[64];
+    simde__m512i v;
+    int c;
+    long n;
+    (void)nat;
+    guard_cur_level = name;
+    for (c = 0, n = 0; have && c < NCASE; c++, n++) {
+        int inb = c % (lanes + 1);
+        uint64_t k = mask_of(c % 200, lanes) &
+                     (inb >= 64 ? ~(uint64_t)0 : (((uint64_t)1 << inb) - 1));
+        uint8_t *p1 = guarded_tail(g, (size_t)(inb * w)), *p2 = guarded_tail(g2, (size_t)(inb * w));
+        fill(a, 64);
+        fill(p1 - 8, (size_t)(inb * w) + 8);
+        memcpy(p2 - 8, p1 - 8, (size_t)(inb * w) + 8);
+        memcpy(&v, a, 64);
+        u8p_emu_mask_store_w(p2, k, v, w);
+#if HAVE_NATIVE
+        nat(p1, k, a);
+        if (memcmp(p1 - 8, p2 - 8, (size_t)(inb * w) + 8) != 0)
+            mismatch(name, c);
+#endif
+    }
+    report(name, isa, have, n);
+    return n;
+}
 
 int
 main(void)
@@ -392,26 +432,8 @@ main(void)
         }
     }
 
-    /* _mm512_mask_storeu_epi8: same memory afterwards, nothing outside the
-     * mask touched (the window runs into the guard page) */
-    have = cpu("avx512bw");
-    guard_cur_level = "_mm512_mask_storeu_epi8";
-    for (c = 0, n = 0; have && c < NCASE; c++, n++) {
-        int inb = c % 65;
-        uint64_t k = mask_of(c % 200, 64) & (inb >= 64 ? ~(uint64_t)0 : (((uint64_t)1 << inb) - 1));
-        uint8_t *p1 = guarded_tail(&g, (size_t)inb), *p2 = guarded_tail(&g2, (size_t)inb);
-        fill(a, 64);
-        fill(p1 - 8, (size_t)inb + 8);
-        memcpy(p2 - 8, p1 - 8, (size_t)inb + 8);
-        memcpy(&v, a, 64);
-        u8p_emu_mm512_mask_storeu_epi8(p2, k, v);
-#if HAVE_NATIVE
-        nat_mask_storeu_epi8(p1, k, a);
-        if (memcmp(p1 - 8, p2 - 8, (size_t)inb + 8) != 0)
-            mismatch(guard_cur_level, c);
-#endif
-    }
-    report("_mm512_mask_storeu_epi8", "AVX-512 BW", have, n);
+    n = check_mask_store("_mm512_mask_storeu_epi8", "AVX-512 BW", cpu("avx512bw"), 1, &g, &g2,
+                         NAT_STORE(nat_mask_storeu_epi8));
     compared += n;
 
     /* _mm512_cvtepu8_epi32 */
@@ -486,46 +508,11 @@ main(void)
     report("_mm512_maskz_compress_epi16", "AVX-512 VBMI2", have, n);
     compared += n;
 
-    /* _mm512_mask_storeu_epi16: as the byte store, 32 16-bit elements */
-    have = cpu("avx512bw");
-    guard_cur_level = "_mm512_mask_storeu_epi16";
-    for (c = 0, n = 0; have && c < NCASE; c++, n++) {
-        int inb = c % 33;
-        uint32_t k = (uint32_t)(mask_of(c % 100, 32) & (((uint64_t)1 << inb) - 1));
-        uint8_t *p1 = guarded_tail(&g, (size_t)inb * 2), *p2 = guarded_tail(&g2, (size_t)inb * 2);
-        fill(a, 64);
-        fill(p1 - 8, (size_t)inb * 2 + 8);
-        memcpy(p2 - 8, p1 - 8, (size_t)inb * 2 + 8);
-        memcpy(&v, a, 64);
-        u8p_emu_mm512_mask_storeu_epi16(p2, k, v);
-#if HAVE_NATIVE
-        nat_mask_storeu_epi16(p1, k, a);
-        if (memcmp(p1 - 8, p2 - 8, (size_t)inb * 2 + 8) != 0)
-            mismatch(guard_cur_level, c);
-#endif
-    }
-    report("_mm512_mask_storeu_epi16", "AVX-512 BW", have, n);
+    n = check_mask_store("_mm512_mask_storeu_epi16", "AVX-512 BW", cpu("avx512bw"), 2, &g, &g2,
+                         NAT_STORE(nat_mask_storeu_epi16));
     compared += n;
-
-    /* _mm512_mask_storeu_epi32: the same, 16 32-bit elements */
-    have = cpu("avx512f");
-    guard_cur_level = "_mm512_mask_storeu_epi32";
-    for (c = 0, n = 0; have && c < NCASE; c++, n++) {
-        int inb = c % 17;
-        uint32_t k = (uint32_t)(mask_of(c % 100, 16) & (((uint64_t)1 << inb) - 1));
-        uint8_t *p1 = guarded_tail(&g, (size_t)inb * 4), *p2 = guarded_tail(&g2, (size_t)inb * 4);
-        fill(a, 64);
-        fill(p1 - 8, (size_t)inb * 4 + 8);
-        memcpy(p2 - 8, p1 - 8, (size_t)inb * 4 + 8);
-        memcpy(&v, a, 64);
-        u8p_emu_mm512_mask_storeu_epi32(p2, (simde__mmask16)k, v);
-#if HAVE_NATIVE
-        nat_mask_storeu_epi32(p1, k, a);
-        if (memcmp(p1 - 8, p2 - 8, (size_t)inb * 4 + 8) != 0)
-            mismatch(guard_cur_level, c);
-#endif
-    }
-    report("_mm512_mask_storeu_epi32", "AVX-512 F", have, n);
+    n = check_mask_store("_mm512_mask_storeu_epi32", "AVX-512 F", cpu("avx512f"), 4, &g, &g2,
+                         NAT_STORE(nat_mask_storeu_epi32));
     compared += n;
 
     /* _mm256_maskload_epi32: the mask is each lane's top bit */

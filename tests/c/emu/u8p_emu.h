@@ -276,42 +276,36 @@ u8p_emu_mm512_maskz_loadu_epi32(simde__mmask16 k, const void *mem_addr)
     return out;
 }
 
-/* VMOVDQU8 m512 {k}, zmm:
- *   FOR j := 0 to 63: i := j*8
- *     IF k[j]: MEM[mem_addr+i+7:mem_addr+i] := a[i+7:i] */
+/* VMOVDQU8/16/32 m512 {k}, zmm: 64/w elements of w bytes,
+ *   FOR j := 0 to 64/w - 1: IF k[j]: MEM[mem_addr+w*j ...] := a[element j]
+ * and the masked-out ones untouched */
+U8P_EMU_INLINE void
+u8p_emu_mask_store_w(void *mem_addr, uint64_t k, simde__m512i a, int w)
+{
+    uint8_t *p = (uint8_t *)mem_addr, x[64];
+    int j;
+    memcpy(x, &a, 64);
+    for (j = 0; j < 64 / w; j++)
+        if ((k >> j) & 1)
+            memcpy(p + w * j, x + w * j, (size_t)w);
+}
+
 U8P_EMU_INLINE void
 u8p_emu_mm512_mask_storeu_epi8(void *mem_addr, simde__mmask64 k, simde__m512i a)
 {
-    uint8_t *p = (uint8_t *)mem_addr, x[64];
-    int j;
-    memcpy(x, &a, 64);
-    for (j = 0; j < 64; j++)
-        if ((k >> j) & 1)
-            p[j] = x[j];
+    u8p_emu_mask_store_w(mem_addr, k, a, 1);
 }
 
-/* VMOVDQU16 m512 {k}, zmm: 32 16-bit elements, masked-out ones untouched */
 U8P_EMU_INLINE void
 u8p_emu_mm512_mask_storeu_epi16(void *mem_addr, simde__mmask32 k, simde__m512i a)
 {
-    uint8_t *p = (uint8_t *)mem_addr, x[64];
-    int j;
-    memcpy(x, &a, 64);
-    for (j = 0; j < 32; j++)
-        if ((k >> j) & 1)
-            memcpy(p + 2 * j, x + 2 * j, 2);
+    u8p_emu_mask_store_w(mem_addr, k, a, 2);
 }
 
-/* VMOVDQU32 m512 {k}, zmm: 16 32-bit elements, masked-out ones untouched */
 U8P_EMU_INLINE void
 u8p_emu_mm512_mask_storeu_epi32(void *mem_addr, simde__mmask16 k, simde__m512i a)
 {
-    uint8_t *p = (uint8_t *)mem_addr, x[64];
-    int j;
-    memcpy(x, &a, 64);
-    for (j = 0; j < 16; j++)
-        if ((k >> j) & 1)
-            memcpy(p + 4 * j, x + 4 * j, 4);
+    u8p_emu_mask_store_w(mem_addr, k, a, 4);
 }
 
 /* VPMASKMOVD ymm, ymm, m256 (AVX2):
