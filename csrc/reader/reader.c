@@ -666,11 +666,13 @@ decode_payload_rest(const rd_ctx *c, Py_ssize_t off, Py_ssize_t n, ptrdiff_t k)
             }
             Py_DECREF(s); /* invalid: the scan below finds the error */
         }
-        if (maxb < 0xF0 && (size_t)n <= u8p_D->dec_short_max && c->enc == U8P_ENC_UTF8) {
-            /* beyond Latin-1 and short enough for the table's one-pass
-             * decoder (and no byte F0..FF, where prescan says so: it
-             * would decline a 4-byte sequence): what it refuses (an error,
-             * a surrogate) or declines goes to the scan below */
+        if (maxb < 0xF0 && n > U8P_DEC_SHORT_MAX && (size_t)n <= u8p_D->dec_short_max &&
+            c->enc == U8P_ENC_UTF8) {
+            /* past the short payloads (decode_payload tried those), beyond
+             * Latin-1 and short enough for the table's one-pass decoder
+             * (and no byte F0..FF, where prescan says so: it would decline
+             * a 4-byte sequence): what it refuses (an error, a surrogate)
+             * or declines goes to the scan below */
             PyObject *made = NULL;
             ptrdiff_t kw = u8p_D->dec_short(p, (size_t)n, (size_t)(c->len - off), new_str_room,
                                             &made);
