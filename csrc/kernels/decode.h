@@ -97,6 +97,16 @@ typedef enum {
  * that loop's reach, the same value declines the payload (a byte F0..FF,
  * or too few readable bytes for its loads), and the caller takes the
  * long way (scan, then transcode).
+ *
+ * The source may change during the call (a buffer another thread writes:
+ * the reader's rd_ctx.shared).  Whatever it reads then, a dec_short
+ * returns the k it asked room for (or -1), writes exactly those k units
+ * and nothing outside them, and reads nothing outside [src, src + avail):
+ * every count and mask that sizes a store comes from one load of the
+ * bytes.  The values may then be anything, and a room of class 0x7F may
+ * get bytes >= 0x80 from a copy made after the check (the reader checks
+ * such a str again).  tests/c/test_decode_kernels.c rewrites the source
+ * from the room callback.
  */
 typedef void *(*u8p_dec_alloc)(void *ctx, size_t k, uint32_t maxcp);
 #define U8P_DEC_SHORT_INLINE (-3)

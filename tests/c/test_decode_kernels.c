@@ -51,6 +51,29 @@ short_room(void *ctx, size_t k, uint32_t maxcp)
     return room.at;
 }
 
+/* A payload rewritten while it is decoded (another thread writing the
+ * reader's buffer, rd_ctx.shared): this room rewrites the source before it
+ * hands out the room, so what a decoder loads after asking is not what it
+ * sized the room by.  It must still return the k it asked room for, or
+ * refuse (-1), and write nothing outside that room (decode.h). */
+static uint32_t rnd(void);
+#define MOVING_PATTERNS 4
+static uint8_t moving[U8P_DEC_SHORT_VEC_MAX + SHORT_AFTER];
+static int moving_pattern;
+
+static void *
+short_room_moving(void *ctx, size_t k, uint32_t maxcp)
+{
+    static const uint8_t cjk[3] = {0xE4, 0xB8, 0xAD}; /* U+4E2D */
+    size_t q;
+    for (q = 0; q < sizeof moving; q++)
+        moving[q] = moving_pattern == 0   ? (uint8_t)'a'
+                    : moving_pattern == 1 ? (uint8_t)0x80
+                    : moving_pattern == 2 ? cjk[q % 3]
+                                          : (uint8_t)rnd();
+    return short_room(ctx, k, maxcp);
+}
+
 static void *
 short_no_room(void *ctx, size_t k, uint32_t maxcp)
 {
@@ -60,7 +83,7 @@ short_no_room(void *ctx, size_t k, uint32_t maxcp)
 
 static tt_entry tables[TT_MAX];
 static int ntables;
-static long failures, cases, shorts, vshorts, declined, wide;
+static long failures, cases, shorts, vshorts, declined, wide, moved;
 
 /* whether src[0:n] holds a byte >= b */
 static int
@@ -236,6 +259,7 @@ check_dec(const uint8_t *bytes, size_t n, const char *label, const uint32_t *wan
                 static uint8_t padded[U8P_DEC_SHORT_VEC_MAX + SHORT_AFTER];
                 const uint8_t *in = src;
                 size_t q, avail = n;
+                int pat;
                 if (!tables[t / 2].run || K->dec_short == NULL || n > K->dec_short_max)
                     continue;
                 if (t & 1) {
@@ -311,6 +335,34 @@ check_dec(const uint8_t *bytes, size_t n, const char *label, const uint32_t *wan
                     /* and no room given: -2, nothing written */
                     if (K->dec_short(in, n, avail, short_no_room, NULL) != -2)
                         fail(tn, "short without room (want -2)", label, n, surr, -1, -2);
+                    /* the source rewritten once the room is asked for */
+                    for (pat = 0; pat < MOVING_PATTERNS && t & 1; pat++) {
+                        ptrdiff_t km;
+                        size_t wm;
+                        memcpy(moving, padded, sizeof moving);
+                        moving_pattern = pat;
+                        memset(room.buf, 0xA5, sizeof room.buf);
+                        room.asked = 0;
+                        km = K->dec_short(moving, n, avail, short_room_moving, &room);
+                        if (km == -1)
+                            continue;
+                        if (km < 0 || !room.asked || (size_t)km != room.k) {
+                            fail(tn, "short with its source rewritten: returned, vs room asked",
+                                 label, n, surr, (long)km, room.asked ? (long)room.k : -1);
+                            continue;
+                        }
+                        wm = room.maxcp > 0xFFFF ? 4 : room.maxcp > 0xFF ? 2 : 1;
+                        for (q = 0; q < sizeof room.buf; q++)
+                            if ((q < SHORT_ROOM_PAD || q >= SHORT_ROOM_PAD + room.k * wm) &&
+                                room.buf[q] != 0xA5) {
+                                fail(tn, "short with its source rewritten wrote outside its "
+                                         "room at byte (room offset)",
+                                     label, n, surr, (long)q - SHORT_ROOM_PAD,
+                                     (long)(room.k * wm));
+                                break;
+                            }
+                        moved++;
+                    }
                 }
                 vshorts++;
             }
@@ -696,7 +748,8 @@ main(void)
     printf("decode kernels: %ld cases x %zu tables x 2 (surrogatepass or not): %ld failures\n",
            cases, q, failures);
     printf("short one-pass decoder (reader, <= %d bytes): %ld cases; the tables' own: %ld "
-           "(%ld with a byte F0..FF taken, %ld left to the inline loop)\n",
-           U8P_DEC_SHORT_MAX, shorts, vshorts, wide, declined);
+           "(%ld with a byte F0..FF taken, %ld left to the inline loop); %ld with the "
+           "source rewritten once they asked for room\n",
+           U8P_DEC_SHORT_MAX, shorts, vshorts, wide, declined, moved);
     return failures != 0;
 }
