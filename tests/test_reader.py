@@ -420,6 +420,52 @@ def test_mutated_records_every_level(strings, at, byte):
             _core._set_decode_isa(prev)
 
 
+def _outcome(fn):
+    """ours_or_error, with the record index and the str's storage (kind)."""
+    try:
+        got = fn()
+    except ValueError as e:
+        return ours_or_error(lambda: (_ for _ in ()).throw(e)) + (e.record_index,)
+    return ("ok", got, [sys.getsizeof(s) if isinstance(s, str) else None for s in got])
+
+
+# payloads around every size class of the reader's paths (inline ASCII, the
+# short decoders, 65 to 128 bytes, the long way, the stack copy's 256 bytes)
+_SHARED_TEXT = st.text(st.sampled_from("aé中😀\x00"), max_size=100)
+
+
+@given(st.lists(st.tuples(_SHARED_TEXT, st.integers(0, 3)), max_size=6),
+       st.integers(0, 400), st.sampled_from([None, 0x80, 0xC3, 0xED, 0xF0, 0xFF]),
+       st.sampled_from(["strict", "replace"]))
+def test_shared_buffers_read_as_bytes_do(texts, at, byte, errors):
+    """A bytearray, a memoryview of one, and a StreamReader whose source kept
+    a slice of each view are buffers others may write: the reader decodes
+    most payloads from copies there (docs/design.md).  With nobody writing,
+    every result, error (offset, record index) and str kind is that of bytes."""
+    data = bytearray(b"".join(pfx((t * (r * 20 + 1)).encode()) for t, r in texts))
+    if byte is not None and data:
+        data[at % len(data)] = byte
+    blob = bytes(data)
+    want = _outcome(lambda: BufferReader(blob, errors=errors).read_strings())
+    for shared in (bytearray(blob), memoryview(bytearray(blob))):
+        assert _outcome(lambda: BufferReader(shared, errors=errors).read_strings()) == want
+        assert _outcome(lambda: list(BufferReader(shared, errors=errors))) == want
+
+    class KeepsSlices:  # a source that keeps an export of every view it fills
+        def __init__(self):
+            self.at, self.kept = 0, []
+
+        def readinto(self, view):
+            k = min(len(view), 7, len(blob) - self.at)
+            view[:k] = blob[self.at:self.at + k]
+            self.at += k
+            self.kept.append(view[:])
+            return k
+
+    assert _outcome(lambda: utf8pfx.StreamReader(KeepsSlices(), errors=errors,
+                                                 read_size=64).read_strings()) == want
+
+
 # ----------------------------------------------- round trips with the writer
 
 

@@ -230,6 +230,13 @@ def test_reader_operations():
          lambda b, v, o: (v == want) or pytest.fail(repr(v)))
     walk(lambda: None, lambda _: partial(BufferReader, bytearray(BLOB), errors="replace"),
          lambda _: None, lambda b, v, o: (v.read_strings() == want) or pytest.fail(""))
+    # a bytearray: bytes others may write, whose long records are decoded
+    # from a copy (an allocation of its own); a body of 1 MiB, copied
+    # without the GIL
+    walk(make_reader(bytearray(BLOB)), lambda r: r.read_strings, reader_state, exp_list)
+    big = "\u0101" * (1 << 19)
+    walk(make_reader(bytearray(ref_encode(big))), lambda r: r.read_string, reader_state,
+         lambda b, v, r: (v == big) or pytest.fail("wrong str"))
 
 
 def test_reader_long_latin1_read_without_a_count():

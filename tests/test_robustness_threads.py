@@ -22,6 +22,14 @@ on one object never overlap.  The stress tests hold for any implementation
 that makes each call atomic, and check every record whole.  A tiny switch
 interval makes the interpreter hand the GIL over as often as it can.
 
+Shared bytes: a buffer that another thread writes while it is read (a
+bytearray, an mmap, a view a stream's source kept) never makes the reader
+write outside a str or hand out a malformed one: each read returns some mix
+of the old and the new bytes, or raises.  Checked in child processes, each
+racing a writer against one kind of read for a second; the same children
+crash (heap corruption) where the decoders size a str by one pass over the
+bytes and fill it in another.
+
 StreamReader: threads share one reader pulling from a pipe, or pushed by
 a feeder thread, each thread with its own kind of call; every record comes
 once, each call's records in stream order.  A thread waiting for another's
@@ -729,3 +737,133 @@ def test_stream_reader_waiting_thread_releases_the_gil():
         pytest.fail("the child hung: a thread waiting for the reader holds the GIL")
     assert p.returncode == 0, p.stderr.decode()
     assert p.stdout.decode().split() == ["first", "second", "True", "True"]
+
+
+# A child racing a writer against one kind of read (see the docstring at
+# the top); it prints "ok errors bad": reads that gave a mix of the two
+# texts, that raised, and that gave anything else.
+_SHARED_CHILD = r'''
+import os, sys, tempfile, threading, time
+import utf8pfx
+
+mode, seconds = sys.argv[1], float(sys.argv[2])
+sys.setswitchinterval(1e-6)
+CJK, ASCII = "中", "a"
+stop = threading.Event()
+counts = {"ok": 0, "error": 0, "bad": 0}
+
+
+def check(s, nbytes):
+    # a snapshot of bytes being rewritten may mix the two texts, never
+    # anything else, and a str's UTF-8 is as long as the payload was
+    if set(s) <= {CJK, ASCII} and len(s.encode()) == nbytes:
+        counts["ok"] += 1
+    else:
+        counts["bad"] += 1
+
+
+def run(call):
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < seconds:
+        try:
+            call()
+        except (ValueError, RuntimeError):  # UnicodeDecodeError included
+            counts["error"] += 1
+
+
+def python_flipper(target, start, size, region):
+    # slice assignments of equal length: the bytearray is never resized
+    a, c = b"a" * region, CJK.encode() * (region // 3)
+    def loop():
+        j, regions = 0, size // region
+        while not stop.is_set():
+            o = start + (j % regions) * region
+            target[o:o + region] = a if (j // regions) % 2 == 0 else c
+            j += 7
+    return threading.Thread(target=loop, daemon=True)
+
+
+def kernel_flipper(mv, *versions):
+    # os.preadv releases the GIL: the kernel writes into the buffer while
+    # the main thread holds the GIL inside a read
+    fd, path = tempfile.mkstemp()
+    os.write(fd, b"".join(versions))
+    os.unlink(path)
+    def loop():
+        while not stop.is_set():
+            for i in range(len(versions)):
+                os.preadv(fd, [mv], i * len(versions[0]))
+    return threading.Thread(target=loop, daemon=True)
+
+
+if mode in ("big", "stream"):
+    # one record of 3 MiB: scanned and transcoded without the GIL
+    N = 3 << 20
+    rec = utf8pfx.encode(CJK * (N // 3))
+    hdr = len(rec) - N
+    if mode == "big":
+        ba = bytearray(rec)
+        flip = python_flipper(ba, hdr, N, 3 << 12)
+        call = lambda: check(utf8pfx.BufferReader(ba).read_string(), N)
+    else:
+        kept = [bytearray(len(rec))]  # what the source's kept view writes into
+
+        class Source:
+            def __init__(self):
+                self.done = False
+
+            def readinto(self, view):
+                if self.done:
+                    return 0
+                self.done = True
+                view[:len(rec)] = rec
+                kept[0] = view[:]  # a slice outlives the view's release
+                return len(rec)
+
+        class Kept:  # the flipper writes through whatever the source kept
+            def __setitem__(self, key, value):
+                kept[0][key] = value
+        flip = python_flipper(Kept(), hdr, N, 3 << 12)
+        call = lambda: check(utf8pfx.StreamReader(Source(), read_size=len(rec)).read_string(), N)
+elif mode == "held":
+    # records of 3 KiB, decoded with the GIL held (scan, then transcode)
+    M = 3 << 10
+    x = utf8pfx.encode(CJK * (M // 3))
+    y = utf8pfx.encode(ASCII * M)
+    ba = bytearray(x)
+    flip = kernel_flipper(memoryview(ba), x, y)
+    def call():
+        check(utf8pfx.BufferReader(ba).read_string(), M)
+elif mode == "arrow":
+    # read_strings_arrow(n) sums the lengths first, then copies: prefixes
+    # rewritten in between must not make it copy more than it sized
+    K = 100000
+    x, y = b"\x01a" * K, b"\x05a" * K
+    ba = bytearray(x)
+    flip = kernel_flipper(memoryview(ba), x, y)
+    def call():
+        utf8pfx.BufferReader(ba).read_strings_arrow(K // 3)
+        counts["ok"] += 1
+flip.start()
+run(call)
+stop.set()
+flip.join()
+print(counts["ok"], counts["error"], counts["bad"])
+'''
+
+
+@pytest.mark.parametrize("mode", ["big", "stream", "held", "arrow"])
+def test_reads_of_bytes_another_thread_writes(mode):
+    """big: a 3 MiB record of a bytearray, decoded without the GIL while a
+    thread rewrites it; stream: the same through a StreamReader whose
+    source kept a slice of the view it filled, and writes through it;
+    held: 3 KiB records decoded with the GIL held while the kernel writes
+    the bytearray (os.preadv releases the GIL); arrow: read_strings_arrow(n)
+    while its prefixes are rewritten between its walk and its copy."""
+    if mode in ("held", "arrow") and not hasattr(os, "preadv"):
+        pytest.skip("os.preadv: POSIX only")
+    p = run_python(["-c", _SHARED_CHILD, mode, "1"], timeout=60)
+    assert p.returncode == 0, f"the child died ({p.returncode}): {p.stderr.decode()[-2000:]}"
+    ok, errors, bad = map(int, p.stdout.split())
+    assert bad == 0, (ok, errors, bad)
+    assert ok + errors > 0, "the child read nothing"

@@ -788,6 +788,28 @@ def test_reentrant_source_raises_runtimeerror():
     assert not r2.closed and r2.position == 0
 
 
+def test_state_seen_by_the_source_during_a_call():
+    """position stays where the call started; buffered counts what the
+    source has given so far, this call's reads included (docs/api.md)."""
+    data = bytes([5]) + b"hello"
+    seen = []
+
+    class TwoBytes:
+        at = 0
+
+        def readinto(self, view):
+            seen.append((r.position, r.buffered))
+            b = data[self.at:self.at + 2]
+            self.at += len(b)
+            view[:len(b)] = b
+            return len(b)
+
+    r = StreamReader(TwoBytes(), read_size=2)
+    assert r.read_string() == "hello"
+    assert seen == [(0, 0), (0, 2), (0, 4)]
+    assert (r.position, r.buffered) == (6, 0)
+
+
 def test_reentrant_error_handler():
     def handler(exc):
         r.read_string()

@@ -531,8 +531,11 @@ build_with_handler(const u8p_state *st, const rd_ctx *c, Py_ssize_t start, int64
         u8p_dec_status st;
         u8p_scan_result r;
         Py_ssize_t m = -1;
-        /* proven by the first walk */
-        if (ar_record(c, &p, &off, &n) == 0) {
+        /* proven by the first walk, unless shared bytes changed since */
+        int k = ar_record(c, &p, &off, &n);
+        if (k < 0)
+            goto fail;
+        if (k == 0) {
             if (mark_null(&b->validity, count, i, &b->null_count) < 0)
                 goto fail;
             offs[i + 1] = used;
@@ -542,10 +545,12 @@ build_with_handler(const u8p_state *st, const rd_ctx *c, Py_ssize_t start, int64
             goto fail;
         if (c->enc == U8P_ENC_MUTF8)
             m = mutf8_to_utf8(c->data + off, n, vals + used);
-        else if (value_ok(c->data + off, n, 0, &st, &r)) {
+        else {
+            /* checked as copied: shared bytes may change in between */
             if (n > 0)
                 memcpy(vals + used, c->data + off, (size_t)n);
-            m = n;
+            if (value_ok(vals + used, n, 0, &st, &r))
+                m = n;
         }
         if (m >= 0)
             used += m;
@@ -623,7 +628,10 @@ earlier_utf8_error(const rd_ctx *c, Py_ssize_t start, int64_t count)
     for (i = 0; i < count; i++) {
         u8p_dec_status st;
         u8p_scan_result r;
-        ar_record(c, &p, &off, &n);
+        if (ar_record(c, &p, &off, &n) < 0) { /* shared bytes that changed */
+            PyErr_Clear();
+            break; /* the error raised stands */
+        }
         if (c->enc == U8P_ENC_MUTF8) {
             PyObject *s;
             uint8_t *tmp;
@@ -660,20 +668,21 @@ earlier_utf8_error(const rd_ctx *c, Py_ssize_t start, int64_t count)
  */
 /*
  * Copies the payloads of `count` records (limit >= 0) or of all records up
- * to the end (count < 0) from *p into values (room for what the records
- * hold plus 32 bytes) and fills offsets [1..] (int32 or int64), which must
+ * to the end (count < 0) from *p into values (room for cap bytes plus 32)
+ * and fills offsets [1..] (int32 or int64), which must
  * have room for count + 1 entries, or for *ocap entries when count < 0 (then
  * grown as needed: *offs may move).  Short payloads are moved 32 bytes at a
  * time where both sides have the room.  Returns the records read, or -1
- * with an exception (a bad prefix, or no memory); *bad is set when a
+ * with an exception (a bad prefix, no memory, or records longer than cap:
+ * the first walk's lengths, which shared bytes may no longer have); *bad is set when a
  * non-empty payload starts with a continuation byte (so the values, even if
  * valid as one range, are not valid record by record), or (mutf8) when a
  * payload cannot be narrowed to UTF-8.
  */
 U8P_ALWAYS_INLINE int64_t
 copy_records(const rd_ctx *c, Py_ssize_t *pp, int64_t count, void **offs, int64_t *ocap,
-             int large, uint8_t *values, int64_t *total, int *bad, arrow_block *b, int mutf8,
-             u8p_prefix pf)
+             int large, uint8_t *values, int64_t cap, int64_t *total, int *bad, arrow_block *b,
+             int mutf8, u8p_prefix pf)
 {
     Py_ssize_t p = *pp, off, n;
     int k;
@@ -687,6 +696,17 @@ copy_records(const rd_ctx *c, Py_ssize_t *pp, int64_t count, void **offs, int64_
             *pp = p;
             *total = at;
             return -1 - i;
+        }
+        /* to the end, the records cannot hold more than the data that
+         * remains, which is cap; `count` records hold what the first walk
+         * summed, unless the bytes changed since */
+        if (count >= 0 && U8P_EXPECT(n > cap - at, 0)) {
+            PyErr_Format(PyExc_RuntimeError,
+                         "the data changed while it was read: the record at byte %zd is "
+                         "longer than before (another thread or process wrote the buffer)",
+                         (Py_ssize_t)(off + c->base));
+            *total = at;
+            return -1 - i - 1;
         }
         if (count < 0 && i + 1 >= *ocap) {
             int64_t nc = *ocap * 2;
@@ -746,11 +766,11 @@ copy_records(const rd_ctx *c, Py_ssize_t *pp, int64_t count, void **offs, int64_
 /* One out-of-line function per specialisation (its own registers). */
 #define COPY_RECORDS_AS(NAME, MUTF8, PF)                                                     \
     U8P_NOINLINE int64_t NAME(const rd_ctx *c, Py_ssize_t *pp, int64_t count, void **offs,     \
-                             int64_t *ocap, int large, uint8_t *values, int64_t *total,      \
-                             int *bad, arrow_block *b)                                       \
+                             int64_t *ocap, int large, uint8_t *values, int64_t cap,         \
+                             int64_t *total, int *bad, arrow_block *b)                       \
     {                                                                                        \
-        return copy_records(c, pp, count, offs, ocap, large, values, total, bad, b, MUTF8,   \
-                            PF);                                                             \
+        return copy_records(c, pp, count, offs, ocap, large, values, cap, total, bad, b,     \
+                            MUTF8, PF);                                                      \
     }
 COPY_RECORDS_AS(copy_records_varint, 0, U8P_PFX_VARINT)
 COPY_RECORDS_AS(copy_records_any, 0, c->prefix)
@@ -810,8 +830,9 @@ read_arrow(const u8p_state *st, const rd_ctx *c, Py_ssize_t *pos, Py_ssize_t lim
     got = (mutf8                             ? copy_records_mutf8
            : c->prefix == U8P_PFX_VARINT ? copy_records_varint
                                          : copy_records_any)(
-        c, &p, limit >= 0 ? count : -1, &b->offsets, &ocap, large, b->values, &total, &bad, b);
-    if (got < 0) { /* only when reading to the end: a bad prefix or no memory */
+        c, &p, limit >= 0 ? count : -1, &b->offsets, &ocap, large, b->values, cap, &total, &bad,
+        b);
+    if (got < 0) { /* a bad prefix or no memory (reading to the end), or changed bytes */
         if (!PyErr_ExceptionMatches(PyExc_MemoryError) && c->eh == U8P_ERR_STRICT)
             earlier_utf8_error(c, *pos, -1 - got);
         goto fail;
@@ -845,7 +866,8 @@ read_arrow(const u8p_state *st, const rd_ctx *c, Py_ssize_t *pos, Py_ssize_t lim
             for (i = 0; i < count; i++) {
                 u8p_dec_status st;
                 u8p_scan_result r;
-                ar_record(c, &q, &off, &n);
+                if (ar_record(c, &q, &off, &n) < 0) /* shared bytes that changed */
+                    goto fail;
                 if (!value_ok(c->data + off, n, 0, &st, &r)) {
                     record_error(c, i, off, n, st, &r);
                     goto fail;
@@ -907,6 +929,7 @@ Reader_read_strings_arrow(ReaderObject *self, PyObject *const *args, Py_ssize_t 
     c.prefix = self->prefix;
     c.enc = self->enc;
     c.base = 0;
+    c.shared = self->shared;
     pos = self->pos;
     self->busy++;
     res = read_arrow(st, &c, &pos, limit);
@@ -942,6 +965,7 @@ mod_decode_arrow(PyObject *module, PyObject *const *args, Py_ssize_t nargs, PyOb
     c.errors = errors;
     c.strict_vint = 0;
     c.base = 0;
+    c.shared = u8p_buffer_shared(&view);
     if (c.errors == NULL || c.errors == Py_None) /* strict: the name is only used in messages */
         c.errors = st->str_strict;
     res = read_arrow(st, &c, &pos, -1);

@@ -175,8 +175,12 @@ u8p_short_ascii_copy_ok(const uint8_t *src, Py_ssize_t n)
     return !(head | tail);
 }
 
-static inline void
-u8p_copy_into_new(uint8_t *dst, const uint8_t *src, Py_ssize_t n)
+/* The copy, returning whether the bytes it stored are ASCII: the reader
+ * checks what it copied, not only what it read before, as the bytes may
+ * have been written in between (a bytearray or a map another thread or
+ * process writes), and an ASCII str must hold only ASCII. */
+static inline int
+u8p_copy_into_new_ascii(uint8_t *dst, const uint8_t *src, Py_ssize_t n)
 {
     /* 16 zero bytes, then 16 of 0xFF: the 16 bytes from tail_keep + n
      * select the last n of a 16-byte vector */
@@ -184,15 +188,26 @@ u8p_copy_into_new(uint8_t *dst, const uint8_t *src, Py_ssize_t n)
         0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
         0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF,
         0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF};
-    __m128i v = _mm_loadu_si128((const __m128i *)(src + n - 16));
-    if (n > 16) /* the head, then the tail over it */
-        _mm_storeu_si128((__m128i *)dst, _mm_loadu_si128((const __m128i *)src));
+    __m128i v = _mm_loadu_si128((const __m128i *)(src + n - 16)), any;
+    if (n > 16) { /* the head, then the tail over it */
+        const __m128i h = _mm_loadu_si128((const __m128i *)src);
+        _mm_storeu_si128((__m128i *)dst, h);
+        any = _mm_or_si128(h, v);
+    }
     else { /* blend: the payload's n bytes over what is at [dst + n - 16, dst) */
         const __m128i keep = _mm_loadu_si128((const __m128i *)(tail_keep + n));
-        v = _mm_or_si128(_mm_and_si128(keep, v),
+        any = _mm_and_si128(keep, v);
+        v = _mm_or_si128(any,
                          _mm_andnot_si128(keep, _mm_loadu_si128((const __m128i *)(dst + n - 16))));
     }
     _mm_storeu_si128((__m128i *)(dst + n - 16), v);
+    return !_mm_movemask_epi8(any);
+}
+
+static inline void
+u8p_copy_into_new(uint8_t *dst, const uint8_t *src, Py_ssize_t n)
+{
+    (void)u8p_copy_into_new_ascii(dst, src, n); /* the test compiles away */
 }
 #else
 static inline int
@@ -215,6 +230,17 @@ u8p_copy_into_new(uint8_t *dst, const uint8_t *src, Py_ssize_t n)
         v = (v & keep) | (u8p_load16(dst + n - 16) & ~keep);
     }
     u8p_store16(dst + n - 16, v);
+}
+
+static inline int u8p_short_is_ascii(const uint8_t *p, Py_ssize_t n);
+
+/* The copy, returning whether the bytes it stored are ASCII (see the SSE2
+ * form) */
+static inline int
+u8p_copy_into_new_ascii(uint8_t *dst, const uint8_t *src, Py_ssize_t n)
+{
+    u8p_copy_into_new(dst, src, n);
+    return u8p_short_is_ascii(dst, n);
 }
 #endif
 #endif

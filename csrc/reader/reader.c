@@ -548,6 +548,29 @@ ascii_likely(const uint8_t *p, size_t n)
  * payloads that need it pay for. */
 U8P_NOINLINE PyObject *decode_payload_rest(const rd_ctx *c, Py_ssize_t off, Py_ssize_t n,
                                            ptrdiff_t k);
+U8P_NOINLINE PyObject *decode_payload_copy(const rd_ctx *c, Py_ssize_t off, Py_ssize_t n,
+                                           ptrdiff_t k);
+
+/* Whether n bytes are all below 0x80. */
+static int
+all_ascii(const uint8_t *d, Py_ssize_t n)
+{
+    Py_ssize_t i = 0;
+    for (; n - i > 32; i += 32)
+        if (!u8p_short_is_ascii(d + i, 32))
+            return 0;
+    return u8p_short_is_ascii(d + i, n - i);
+}
+
+/* Copies n <= 32 bytes, checked ASCII, into a new str; returns whether
+ * they are ASCII still as copied.  Bytes that may change (rd_ctx.shared)
+ * can have since the check, and an ASCII str holds nothing else. */
+U8P_ALWAYS_INLINE int
+copied_ascii(const rd_ctx *c, uint8_t *d, const uint8_t *p, Py_ssize_t n)
+{
+    u8p_copy_short(d, p, n);
+    return !c->shared || u8p_short_is_ascii(d, n);
+}
 
 U8P_ALWAYS_INLINE PyObject *
 decode_payload(const rd_ctx *c, Py_ssize_t off, Py_ssize_t n)
@@ -571,12 +594,14 @@ decode_payload(const rd_ctx *c, Py_ssize_t off, Py_ssize_t n)
             if (s == NULL)
                 return NULL;
 #ifdef U8P_HAVE_COPY_SLACK
-            if (slack)
-                u8p_copy_into_new(PyUnicode_1BYTE_DATA(s), p, n);
-            else
+            if (slack ? u8p_copy_into_new_ascii(PyUnicode_1BYTE_DATA(s), p, n)
+                      : copied_ascii(c, PyUnicode_1BYTE_DATA(s), p, n))
+#else
+            if (copied_ascii(c, PyUnicode_1BYTE_DATA(s), p, n))
 #endif
-                u8p_copy_short(PyUnicode_1BYTE_DATA(s), p, n);
-            return s;
+                return s;
+            Py_DECREF(s); /* shared bytes that changed since the check */
+            return decode_payload_copy(c, off, n, U8P_DEC_SHORT_INLINE);
         }
     }
     if (n <= U8P_DEC_SHORT_MAX && n >= U8P_DEC_SHORT_VEC_MIN && c->enc == U8P_ENC_UTF8 &&
@@ -587,8 +612,16 @@ decode_payload(const rd_ctx *c, Py_ssize_t off, Py_ssize_t n)
          * long way */
         PyObject *made = NULL;
         ptrdiff_t k = u8p_D->dec_short(p, (size_t)n, (size_t)(c->len - off), new_str_room, &made);
-        if (k >= 0)
+        if (k >= 0) {
+            /* a kernel may copy an ASCII payload again after its check
+             * (decode.h): from shared bytes, what it copied is checked */
+            if (U8P_EXPECT(c->shared, 0) && PyUnicode_IS_ASCII(made) &&
+                !all_ascii(PyUnicode_1BYTE_DATA(made), n)) {
+                Py_DECREF(made);
+                return decode_payload_copy(c, off, n, U8P_DEC_SHORT_INLINE);
+            }
             return made;
+        }
         if (k == -2)
             return NULL;
         Py_XDECREF(made); /* refused after the str was made */
@@ -617,6 +650,8 @@ decode_payload_rest(const rd_ctx *c, Py_ssize_t off, Py_ssize_t n, ptrdiff_t k)
         if (k >= 0)
             return str_from_code_points(cps, k, maxcp);
     }
+    if (U8P_EXPECT(c->shared, 0))
+        return decode_payload_copy(c, off, n, k);
     if (n >= 64 && u8p_D->copy_ascii != NULL && ascii_likely(p, (size_t)n)) {
         /* the str is allocated first and the check fused with the copy,
          * one pass; the kernel stops at the first non-ASCII block, and
@@ -700,6 +735,47 @@ decode_payload_rest(const rd_ctx *c, Py_ssize_t off, Py_ssize_t n, ptrdiff_t k)
     s = PyUnicode_DecodeUTF8((const char *)p, n, ename);
     if (s == NULL)
         annotate_decode_error(off + c->base);
+    return s;
+}
+
+/* Payloads of bytes that may change (rd_ctx.shared) up to this size are
+ * copied to the stack, longer ones to the heap; zeros pad the copy on both
+ * sides, where the short paths may load (within the caller's buffer, but
+ * taking nothing from there). */
+#define RD_COPY_STACK 256
+#define RD_COPY_PAD 64
+
+/*
+ * decode_payload for bytes that may be written while they are read, from a
+ * private copy.  The decoders read a payload more than once: a count (or a
+ * class and a count), a str of that size, then the transcode into it, or a
+ * check and then a copy.  Bytes that changed in between would be written
+ * past the str, or leave part of it unwritten; a copy nobody else sees
+ * cannot change.  The error offsets stay the caller's (base).
+ */
+U8P_NOINLINE PyObject *
+decode_payload_copy(const rd_ctx *c, Py_ssize_t off, Py_ssize_t n, ptrdiff_t k)
+{
+    U8P_ALIGN64 uint8_t stack[RD_COPY_PAD + RD_COPY_STACK + RD_COPY_PAD];
+    uint8_t *buf = stack;
+    rd_ctx own = *c;
+    PyObject *s;
+    if (n > RD_COPY_STACK) {
+        buf = (uint8_t *)PyMem_Malloc((size_t)n + 2 * RD_COPY_PAD);
+        if (buf == NULL)
+            return PyErr_NoMemory();
+    }
+    memset(buf, 0, RD_COPY_PAD);
+    memcpy(buf + RD_COPY_PAD, c->data + off, (size_t)n);
+    memset(buf + RD_COPY_PAD + n, 0, RD_COPY_PAD);
+    own.data = buf;
+    own.len = n + 2 * RD_COPY_PAD;
+    own.base = c->base + off - RD_COPY_PAD;
+    own.shared = 0;
+    s = k == U8P_DEC_SHORT_INLINE && n <= 32 ? decode_payload(&own, RD_COPY_PAD, n)
+                                             : decode_payload_rest(&own, RD_COPY_PAD, n, k);
+    if (buf != stack)
+        PyMem_Free(buf);
     return s;
 }
 
@@ -1062,6 +1138,15 @@ u8p_reader_check(ReaderObject *self)
     return reader_check(self);
 }
 
+int
+u8p_buffer_shared(const Py_buffer *view)
+{
+    PyObject *o = view->obj;
+    while (o != NULL && PyMemoryView_Check(o)) /* memoryview(b)[i:j]: b decides */
+        o = PyMemoryView_GET_BUFFER(o)->obj;
+    return o == NULL || !PyBytes_Check(o);
+}
+
 static inline void
 reader_ctx(ReaderObject *self, rd_ctx *c)
 {
@@ -1073,6 +1158,7 @@ reader_ctx(ReaderObject *self, rd_ctx *c)
     c->prefix = self->prefix;
     c->enc = self->enc;
     c->base = 0;
+    c->shared = self->shared;
 }
 
 static PyObject *
@@ -1115,6 +1201,7 @@ Reader_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
         return NULL;
     }
     self->is_open = 1;
+    self->shared = u8p_buffer_shared(&self->view);
     self->data = (const uint8_t *)self->view.buf;
     self->len = self->view.len;
     self->pos = 0;
@@ -1174,21 +1261,31 @@ u8p_rd_decode_nogil(const rd_ctx *c, Py_ssize_t off, Py_ssize_t n, int *fallback
 {
     const uint8_t *p = c->data + off;
     const int allow = c->eh == U8P_ERR_SURROGATEPASS;
+    uint8_t *own = NULL; /* the copy of shared bytes (decode_payload_copy) */
     u8p_scan_result r;
     u8p_dec_status st;
     PyObject *s;
 
     *fallback = 0;
+    if (c->shared && (own = (uint8_t *)PyMem_RawMalloc((size_t)n)) == NULL)
+        return PyErr_NoMemory();
     Py_BEGIN_ALLOW_THREADS
+    if (own != NULL) {
+        memcpy(own, p, (size_t)n);
+        p = own;
+    }
     st = u8p_D->scan(p, (size_t)n, allow, &r);
     Py_END_ALLOW_THREADS
     if (st != U8P_DEC_OK) {
+        PyMem_RawFree(own);
         *fallback = 1;
         return NULL;
     }
     s = PyUnicode_New((Py_ssize_t)r.ncp, (Py_UCS4)r.maxchar);
-    if (s == NULL)
+    if (s == NULL) {
+        PyMem_RawFree(own);
         return NULL;
+    }
     {
         const uint32_t maxchar = (uint32_t)r.maxchar;
         void *dst = PyUnicode_DATA(s); /* a new str: nobody else sees it yet */
@@ -1209,6 +1306,7 @@ u8p_rd_decode_nogil(const rd_ctx *c, Py_ssize_t off, Py_ssize_t n, int *fallback
         }
         Py_END_ALLOW_THREADS
     }
+    PyMem_RawFree(own);
     return s;
 }
 
@@ -1848,6 +1946,7 @@ mod_decode_common(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames, in
     c.errors = errors;
     c.strict_vint = 0;
     c.base = 0;
+    c.shared = u8p_buffer_shared(&view);
     if (all) {
         Py_ssize_t fail_i, fail_at;
         res = rd_strings(&c, &pos, &fail_i, &fail_at);

@@ -27,6 +27,7 @@ typedef struct {
     u8p_prefix prefix;  /* the wire-format preset */
     u8p_encoding enc;   /* utf-8 or mutf-8 */
     u8p_objlock nogil;  /* held by a read_string decoding without the GIL */
+    int shared;         /* rd_ctx.shared, of the buffer's exporter */
 } ReaderObject;
 
 typedef struct {
@@ -41,6 +42,11 @@ typedef struct {
      * where a StreamReader's window starts in its stream.  Only error
      * messages and attributes add it; the parse itself never reads it. */
     Py_ssize_t base;
+    /* the bytes may be written while they are read (any exporter but
+     * bytes: a bytearray another thread fills, a file another process
+     * maps): past the inline ASCII copy, payloads are decoded from a
+     * private copy (decode_payload in reader.c says why) */
+    int shared;
 } rd_ctx;
 
 /*
@@ -56,13 +62,17 @@ typedef struct {
 int u8p_rd_record(const rd_ctx *c, Py_ssize_t *pos, Py_ssize_t *payload, Py_ssize_t *plen,
                   const char *what);
 PyObject *u8p_rd_decode(const rd_ctx *c, Py_ssize_t off, Py_ssize_t n);
+/* rd_ctx.shared for a buffer: 0 when its exporter is bytes (through any
+ * memoryviews), whose bytes nobody writes; 1 for every other. */
+int u8p_buffer_shared(const Py_buffer *view);
 /* A UTF-8 payload (of U8P_NOGIL_MIN bytes or more: below, releasing the GIL
  * costs more than it frees) scanned and transcoded with the GIL released.
  * Returns the str; or NULL with an exception (MemoryError); or NULL without
  * one and *fallback set when the scan rejects the bytes, and then
  * u8p_rd_decode, with the GIL, raises the exact error or applies the
- * handler.  The caller keeps every other thread away from c->data
- * meanwhile (a lock that its other methods wait for). */
+ * handler.  The caller keeps every other thread away from the reader
+ * meanwhile (a lock that its other methods wait for); c->shared bytes are
+ * copied first, as anyone may write them while the GIL is released. */
 PyObject *u8p_rd_decode_nogil(const rd_ctx *c, Py_ssize_t off, Py_ssize_t n, int *fallback);
 /*
  * The record at *p in the context's preset, raising nothing (a stream's

@@ -90,6 +90,10 @@ typedef struct {
     int walk_first;
     int is_open;
     int strict_vint;
+    /* the source kept an export of the window (rd_ctx.shared, until
+     * sr_reserve moves to a window of the reader's own): it may write into
+     * the window while records are decoded */
+    int shared;
     u8p_errors eh;
     PyObject *errors; /* handler name (str) */
     u8p_prefix prefix;
@@ -198,6 +202,7 @@ sr_ctx(StreamObject *self, rd_ctx *c)
     c->prefix = self->prefix;
     c->enc = self->enc;
     c->base = self->base;
+    c->shared = self->shared;
 }
 
 /* Room for `room` more bytes after end: the unreturned bytes move to the
@@ -209,10 +214,37 @@ sr_ctx(StreamObject *self, rd_ctx *c)
  * window under 4 read sizes therefore grows instead when more than a
  * quarter of it would move (a few read sizes of memory against a copy of
  * the stream). */
+/* sr_reserve once a source kept an export of the window (sr_fill): a new
+ * window, the reader's own, with the same bytes at the same offsets and
+ * room for `room` more.  The old one stays with whoever holds the export
+ * (it could not be resized: BufferError), and what they write there is no
+ * longer read. */
+static int
+sr_own_window(StreamObject *self, Py_ssize_t room)
+{
+    Py_ssize_t ncap = PyByteArray_GET_SIZE(self->buf);
+    PyObject *nb;
+    if (room > PY_SSIZE_T_MAX - self->end) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    if (ncap < self->end + room)
+        ncap = self->end + room;
+    nb = PyByteArray_FromStringAndSize(NULL, ncap);
+    if (nb == NULL)
+        return -1;
+    memcpy(PyByteArray_AS_STRING(nb), SBUF(self), (size_t)self->end);
+    Py_SETREF(self->buf, nb);
+    self->shared = 0;
+    return 0;
+}
+
 static int
 sr_reserve(StreamObject *self, Py_ssize_t room, Py_ssize_t *cursor)
 {
     Py_ssize_t cap = PyByteArray_GET_SIZE(self->buf), ncap;
+    if (self->shared)
+        return sr_own_window(self, room);
     if (cap - self->end >= room)
         return 0;
     if (self->start > 0 &&
@@ -243,9 +275,11 @@ sr_reserve(StreamObject *self, Py_ssize_t room, Py_ssize_t *cursor)
  * arrived), 0 at the end of the stream (eof set), 2 when the source has no
  * data now (its read returned None), -1 with the source's exception.
  * The source gets a memoryview of the window's free room; it is released
- * after the call, so a source that kept it holds a dead view, and one that
- * exported it further keeps the bytearray from being resized (BufferError
- * later), never pointing into freed memory.
+ * after the call, so a source that kept it holds a dead view.  One that
+ * exported it further (a slice of the view is one) keeps the bytearray
+ * from being resized and can still write into it: the reader reads the
+ * window as shared bytes until the next fill moves it to a window of its
+ * own (sr_own_window).
  */
 static int
 sr_fill(StreamObject *self, Py_ssize_t *cursor)
@@ -275,6 +309,8 @@ sr_fill(StreamObject *self, Py_ssize_t *cursor)
             u8p_stash_put(&x);
         }
         Py_DECREF(view);
+        if (((PyByteArrayObject *)self->buf)->ob_exports > 0)
+            self->shared = 1;
         if (r == NULL)
             return -1;
         if (r == Py_None) {
