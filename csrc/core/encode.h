@@ -176,9 +176,9 @@ u8p_short_ascii_copy_ok(const uint8_t *src, Py_ssize_t n)
 }
 
 /* The copy, returning whether the bytes it stored are ASCII: the reader
- * checks what it copied, not only what it read before, as the bytes may
- * have been written in between (a bytearray or a map another thread or
- * process writes), and an ASCII str must hold only ASCII. */
+ * checks what it copied, not only what it read before, where the bytes
+ * may have been written in between (rd_ctx.shared), and an ASCII str
+ * holds nothing else. */
 static inline int
 u8p_copy_into_new_ascii(uint8_t *dst, const uint8_t *src, Py_ssize_t n)
 {

@@ -548,8 +548,8 @@ ascii_likely(const uint8_t *p, size_t n)
  * payloads that need it pay for. */
 U8P_NOINLINE PyObject *decode_payload_rest(const rd_ctx *c, Py_ssize_t off, Py_ssize_t n,
                                            ptrdiff_t k);
-U8P_NOINLINE PyObject *decode_payload_copy(const rd_ctx *c, Py_ssize_t off, Py_ssize_t n,
-                                           ptrdiff_t k);
+U8P_APART PyObject *decode_payload_copy(const rd_ctx *c, Py_ssize_t off, Py_ssize_t n,
+                                        ptrdiff_t k);
 
 /* Whether n bytes are all below 0x80. */
 static int
@@ -562,18 +562,42 @@ all_ascii(const uint8_t *d, Py_ssize_t n)
     return u8p_short_is_ascii(d + i, n - i);
 }
 
-/* Copies n <= 32 bytes, checked ASCII, into a new str; returns whether
- * they are ASCII still as copied.  Bytes that may change (rd_ctx.shared)
- * can have since the check, and an ASCII str holds nothing else. */
+/* Whether a table's short decoder takes an n-byte payload. */
 U8P_ALWAYS_INLINE int
-copied_ascii(const rd_ctx *c, uint8_t *d, const uint8_t *p, Py_ssize_t n)
+dec_short_takes(const rd_ctx *c, Py_ssize_t n)
 {
-    u8p_copy_short(d, p, n);
-    return !c->shared || u8p_short_is_ascii(d, n);
+    return n <= U8P_DEC_SHORT_MAX && n >= U8P_DEC_SHORT_VEC_MIN && c->enc == U8P_ENC_UTF8 &&
+           u8p_D->dec_short != NULL;
 }
 
+/* A table's short decoder on such a payload: validated and decoded in one
+ * pass, straight into the str (n >= 3: never one Latin-1 character, which
+ * would want CPython's singleton); what it refuses (an error, a surrogate)
+ * goes the long way. */
 U8P_ALWAYS_INLINE PyObject *
-decode_payload(const rd_ctx *c, Py_ssize_t off, Py_ssize_t n)
+dec_short_str(const rd_ctx *c, Py_ssize_t off, Py_ssize_t n)
+{
+    PyObject *made = NULL;
+    ptrdiff_t k = u8p_D->dec_short(c->data + off, (size_t)n, (size_t)(c->len - off),
+                                   new_str_room, &made);
+    if (k >= 0)
+        return made;
+    if (k == -2)
+        return NULL;
+    Py_XDECREF(made); /* refused after the str was made */
+    return decode_payload_rest(c, off, n, k);
+}
+
+/* A payload as a new str; `shared` is rd_ctx.shared, a constant in each
+ * instance.  For bytes nobody else writes (decode_payload_own), inlined
+ * into the record loops, none of the checks below.  For shared bytes
+ * (decode_payload_shared): the paths that read a payload once, or whose
+ * stores are sized by one read (a table's short decoder, decode.h), run on
+ * the bytes in place, and an ASCII str they make is checked again as it
+ * was copied (an ASCII str holds nothing else); everything else decodes a
+ * private copy (decode_payload_rest makes one). */
+U8P_ALWAYS_INLINE PyObject *
+decode_payload_in(const rd_ctx *c, Py_ssize_t off, Py_ssize_t n, const int shared)
 {
     const uint8_t *p = c->data + off;
     PyObject *s;
@@ -588,46 +612,65 @@ decode_payload(const rd_ctx *c, Py_ssize_t off, Py_ssize_t n)
 #else
         if (u8p_short_is_ascii(p, n)) {
 #endif
-            if (n == 1) /* CPython's shared 1-char singletons */
+            int ascii; /* as copied (the check of shared bytes only) */
+            if (n == 1) /* CPython's 1-char singletons (any byte now: valid) */
                 return PyUnicode_FromOrdinal(p[0]);
             s = PyUnicode_New(n, 0x7F);
             if (s == NULL)
                 return NULL;
 #ifdef U8P_HAVE_COPY_SLACK
-            if (slack ? u8p_copy_into_new_ascii(PyUnicode_1BYTE_DATA(s), p, n)
-                      : copied_ascii(c, PyUnicode_1BYTE_DATA(s), p, n))
-#else
-            if (copied_ascii(c, PyUnicode_1BYTE_DATA(s), p, n))
+            if (slack)
+                ascii = u8p_copy_into_new_ascii(PyUnicode_1BYTE_DATA(s), p, n);
+            else
 #endif
+            {
+                u8p_copy_short(PyUnicode_1BYTE_DATA(s), p, n);
+                ascii = !shared || u8p_short_is_ascii(PyUnicode_1BYTE_DATA(s), n);
+            }
+            if (ascii || !shared)
                 return s;
             Py_DECREF(s); /* shared bytes that changed since the check */
-            return decode_payload_copy(c, off, n, U8P_DEC_SHORT_INLINE);
         }
     }
-    if (n <= U8P_DEC_SHORT_MAX && n >= U8P_DEC_SHORT_VEC_MIN && c->enc == U8P_ENC_UTF8 &&
-        u8p_D->dec_short) {
-        /* short: validated and decoded in one pass, straight into the str
-         * (n >= 3: never one Latin-1 character, which would want CPython's
-         * singleton); what it refuses (an error, a surrogate) goes the
-         * long way */
-        PyObject *made = NULL;
-        ptrdiff_t k = u8p_D->dec_short(p, (size_t)n, (size_t)(c->len - off), new_str_room, &made);
-        if (k >= 0) {
-            /* a kernel may copy an ASCII payload again after its check
-             * (decode.h): from shared bytes, what it copied is checked */
-            if (U8P_EXPECT(c->shared, 0) && PyUnicode_IS_ASCII(made) &&
-                !all_ascii(PyUnicode_1BYTE_DATA(made), n)) {
-                Py_DECREF(made);
-                return decode_payload_copy(c, off, n, U8P_DEC_SHORT_INLINE);
-            }
-            return made;
-        }
-        if (k == -2)
-            return NULL;
-        Py_XDECREF(made); /* refused after the str was made */
-        return decode_payload_rest(c, off, n, k);
+    if (dec_short_takes(c, n)) {
+        s = dec_short_str(c, off, n);
+        if (!shared || s == NULL || !PyUnicode_IS_ASCII(s) ||
+            all_ascii(PyUnicode_1BYTE_DATA(s), n))
+            return s;
+        Py_DECREF(s); /* an ASCII str of shared bytes that changed as copied */
+        return decode_payload_copy(c, off, n, U8P_DEC_SHORT_INLINE);
     }
     return decode_payload_rest(c, off, n, U8P_DEC_SHORT_INLINE);
+}
+
+U8P_ALWAYS_INLINE PyObject *
+decode_payload_own(const rd_ctx *c, Py_ssize_t off, Py_ssize_t n)
+{
+    return decode_payload_in(c, off, n, 0);
+}
+
+U8P_NOINLINE PyObject *
+decode_payload_shared(const rd_ctx *c, Py_ssize_t off, Py_ssize_t n)
+{
+    return decode_payload_in(c, off, n, 1);
+}
+
+/* decode_payload_own or decode_payload_shared: a record loop reads
+ * c->shared once, before it, and passes it here (read from c at each
+ * record, or with the shared checks inlined too, the loops grew past what
+ * gcc inlines their prefix reads into, and short ASCII records read
+ * slower). */
+U8P_ALWAYS_INLINE PyObject *
+decode_payload_as(const rd_ctx *c, Py_ssize_t off, Py_ssize_t n, int shared)
+{
+    return shared ? decode_payload_shared(c, off, n) : decode_payload_own(c, off, n);
+}
+
+/* The same for one record. */
+U8P_ALWAYS_INLINE PyObject *
+decode_payload(const rd_ctx *c, Py_ssize_t off, Py_ssize_t n)
+{
+    return decode_payload_as(c, off, n, c->shared);
 }
 
 /* decode_payload's other cases; k: what the table's short decoder said of
@@ -753,7 +796,7 @@ decode_payload_rest(const rd_ctx *c, Py_ssize_t off, Py_ssize_t n, ptrdiff_t k)
  * past the str, or leave part of it unwritten; a copy nobody else sees
  * cannot change.  The error offsets stay the caller's (base).
  */
-U8P_NOINLINE PyObject *
+U8P_APART PyObject *
 decode_payload_copy(const rd_ctx *c, Py_ssize_t off, Py_ssize_t n, ptrdiff_t k)
 {
     U8P_ALIGN64 uint8_t stack[RD_COPY_PAD + RD_COPY_STACK + RD_COPY_PAD];
@@ -772,8 +815,8 @@ decode_payload_copy(const rd_ctx *c, Py_ssize_t off, Py_ssize_t n, ptrdiff_t k)
     own.len = n + 2 * RD_COPY_PAD;
     own.base = c->base + off - RD_COPY_PAD;
     own.shared = 0;
-    s = k == U8P_DEC_SHORT_INLINE && n <= 32 ? decode_payload(&own, RD_COPY_PAD, n)
-                                             : decode_payload_rest(&own, RD_COPY_PAD, n, k);
+    s = k == U8P_DEC_SHORT_INLINE ? decode_payload_own(&own, RD_COPY_PAD, n)
+                                  : decode_payload_rest(&own, RD_COPY_PAD, n, k);
     if (buf != stack)
         PyMem_Free(buf);
     return s;
@@ -960,7 +1003,8 @@ list_room(PyObject *list, Py_ssize_t n)
  * call, the offset of its prefix), for u8p_rd_annotate.
  */
 static PyObject *
-rd_strings(const rd_ctx *c, Py_ssize_t *pos, Py_ssize_t *fail_i, Py_ssize_t *fail_at)
+rd_strings_in(const rd_ctx *c, Py_ssize_t *pos, Py_ssize_t *fail_i, Py_ssize_t *fail_at,
+              int shared)
 {
     Py_ssize_t p = *pos, count = 0, off, n, i;
     PyObject *list;
@@ -978,7 +1022,7 @@ rd_strings(const rd_ctx *c, Py_ssize_t *pos, Py_ssize_t *fail_i, Py_ssize_t *fai
                 n = checked_len(c, &p);
                 if (n < 0)
                     continue;
-                s = decode_payload(c, p, n);
+                s = decode_payload_as(c, p, n, shared);
                 if (s == NULL) {
                     *fail_i = i;
                     *fail_at = at;
@@ -1006,7 +1050,7 @@ rd_strings(const rd_ctx *c, Py_ssize_t *pos, Py_ssize_t *fail_i, Py_ssize_t *fai
             PyList_SET_ITEM(list, i, Py_NewRef(Py_None));
             continue;
         }
-        s = decode_payload(c, p, n);
+        s = decode_payload_as(c, p, n, shared);
         if (s == NULL) {
             *fail_i = i;
             *fail_at = at;
@@ -1021,6 +1065,13 @@ rd_strings(const rd_ctx *c, Py_ssize_t *pos, Py_ssize_t *fail_i, Py_ssize_t *fai
     PyObject_GC_Track(list);
     *pos = p;
     return list;
+}
+
+/* rd_strings_in, c->shared read once (decode_payload_as) */
+static PyObject *
+rd_strings(const rd_ctx *c, Py_ssize_t *pos, Py_ssize_t *fail_i, Py_ssize_t *fail_at)
+{
+    return rd_strings_in(c, pos, fail_i, fail_at, c->shared);
 }
 
 /* Most records a held list takes in one call: its list is allocated before
@@ -1041,8 +1092,9 @@ rd_strings(const rd_ctx *c, Py_ssize_t *pos, Py_ssize_t *fail_i, Py_ssize_t *fai
  * reference taken over) that the records join (list_room).
  */
 static inline PyObject *
-rd_list(const rd_ctx *c, Py_ssize_t *pos, Py_ssize_t limit, int flags, const int held,
-        Py_ssize_t max_record, PyObject *into, Py_ssize_t *fail_i, Py_ssize_t *fail_at)
+rd_list_in(const rd_ctx *c, Py_ssize_t *pos, Py_ssize_t limit, int flags, const int held,
+           Py_ssize_t max_record, PyObject *into, Py_ssize_t *fail_i, Py_ssize_t *fail_at,
+           int shared)
 {
     Py_ssize_t p = *pos, off = 0, n = 0, i, at0;
     const Py_ssize_t left = c->len - p;
@@ -1083,7 +1135,7 @@ rd_list(const rd_ctx *c, Py_ssize_t *pos, Py_ssize_t limit, int flags, const int
             if (nogil && n >= U8P_NOGIL_MIN)
                 s = u8p_rd_decode_nogil(c, off, n, &fallback);
             if (s == NULL && fallback)
-                s = decode_payload(c, off, n);
+                s = decode_payload_as(c, off, n, shared);
         }
         else if (r == 0) {
             s = Py_NewRef(Py_None);
@@ -1101,6 +1153,15 @@ rd_list(const rd_ctx *c, Py_ssize_t *pos, Py_ssize_t limit, int flags, const int
     PyObject_GC_Track(list);
     *pos = p;
     return list;
+}
+
+/* rd_list_in, c->shared read once (as rd_strings) */
+static inline PyObject *
+rd_list(const rd_ctx *c, Py_ssize_t *pos, Py_ssize_t limit, int flags, const int held,
+        Py_ssize_t max_record, PyObject *into, Py_ssize_t *fail_i, Py_ssize_t *fail_at)
+{
+    return rd_list_in(c, pos, limit, flags, held, max_record, into, fail_i, fail_at,
+                      c->shared);
 }
 
 PyObject *
@@ -1350,7 +1411,8 @@ reader_next(ReaderObject *self)
         }
         if (s == NULL) { /* an error handler may call back: busy */
             self->busy++;
-            s = decode_payload(&c, off, n);
+            /* both instances inline: iteration pays no call for shared bytes */
+            s = c.shared ? decode_payload_in(&c, off, n, 1) : decode_payload_own(&c, off, n);
             self->busy--;
         }
     }
