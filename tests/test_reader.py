@@ -436,7 +436,7 @@ _SHARED_TEXT = st.text(st.sampled_from("aé中😀\x00"), max_size=100)
 
 @given(st.lists(st.tuples(_SHARED_TEXT, st.integers(0, 3)), max_size=6),
        st.integers(0, 400), st.sampled_from([None, 0x80, 0xC3, 0xED, 0xF0, 0xFF]),
-       st.sampled_from(["strict", "replace"]))
+       st.sampled_from(["strict", "replace", "ignore"]))
 def test_shared_buffers_read_as_bytes_do(texts, at, byte, errors):
     """A bytearray, a memoryview of one, and a StreamReader whose source kept
     a slice of each view are buffers others may write: the reader decodes
@@ -464,6 +464,17 @@ def test_shared_buffers_read_as_bytes_do(texts, at, byte, errors):
 
     assert _outcome(lambda: utf8pfx.StreamReader(KeepsSlices(), errors=errors,
                                                  read_size=64).read_strings()) == want
+
+
+@pytest.mark.parametrize("payload", [b"a" + b"\xff" * 30 + b"b", b"ab\xed\xa0\x80" * 8])
+def test_shared_buffer_short_payload_an_error_handler_shortens(payload):
+    """A short payload the table's decoder refuses, which errors="ignore"
+    makes a shorter ASCII str: read from a bytearray, the str is checked
+    at its own length (past it, the check read outside the str: ASan)."""
+    blob = pfx(payload)
+    want = payload.decode("utf-8", "ignore")
+    assert BufferReader(bytearray(blob), errors="ignore").read_strings() == [want]
+    assert decode(bytearray(blob), errors="ignore") == want
 
 
 # ----------------------------------------------- round trips with the writer

@@ -634,8 +634,9 @@ decode_payload_in(const rd_ctx *c, Py_ssize_t off, Py_ssize_t n, const int share
     }
     if (dec_short_takes(c, n)) {
         s = dec_short_str(c, off, n);
+        /* (what it refused comes from an error handler: of any length) */
         if (!shared || s == NULL || !PyUnicode_IS_ASCII(s) ||
-            all_ascii(PyUnicode_1BYTE_DATA(s), n))
+            all_ascii(PyUnicode_1BYTE_DATA(s), PyUnicode_GET_LENGTH(s)))
             return s;
         Py_DECREF(s); /* an ASCII str of shared bytes that changed as copied */
         return decode_payload_copy(c, off, n, U8P_DEC_SHORT_INLINE);
