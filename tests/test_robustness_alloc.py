@@ -344,9 +344,29 @@ class _Source(io.BytesIO):
             raise
 
 
-def pull(data=S_BLOB, read_size=2500, skip=0):
+class _KeepingSource(_Source):
+    """A source that keeps a slice of every view it fills: an export of the
+    reader's window, which the reader then reads as bytes others may write
+    and leaves for a window of its own at its next read (an allocation)."""
+
+    def __init__(self, data):
+        super().__init__(data)
+        self.kept = []
+
+    def readinto(self, view):
+        pos = self.tell()
+        n = super().readinto(view)
+        try:
+            self.kept.append(view[:])
+        except BaseException:  # as _Source: nothing consumed on failure
+            self.seek(pos)
+            raise
+        return n
+
+
+def pull(data=S_BLOB, read_size=2500, skip=0, source=_Source):
     def build():
-        src = _Source(data)
+        src = source(data)
         r = StreamReader(src, read_size=read_size)
         for _ in range(skip):
             next(r)
@@ -380,9 +400,10 @@ PIECES = [S_BLOB[:LONG_AT + 1000], S_BLOB[LONG_AT + 1000:LONG_AT + 6003],
           S_BLOB[LONG_AT + 6003:]]
 
 
-@pytest.mark.parametrize("mode", ["pull", "push"])
+@pytest.mark.parametrize("mode", ["pull", "push", "pull, a source that keeps views"])
 def test_stream_read_strings(mode):
-    build = pull() if mode == "pull" else push(PIECES)
+    build = (pull() if mode == "pull" else push(PIECES) if mode == "push"
+             else pull(source=_KeepingSource))
     raised = walk(lambda: _Stream(build), lambda h: h.r.read_strings, stream_state,
                   _expect_stream(S_WANT, []))
     assert raised >= 1
