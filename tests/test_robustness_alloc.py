@@ -13,6 +13,7 @@ Every pyenv CPython 3.9-3.13 ships _testcapi; where an interpreter does not,
 the tests skip (the C core has no allocator of its own to hook).
 """
 import gc
+import sys
 from functools import partial
 
 import pytest
@@ -489,6 +490,27 @@ def test_stream_error_paths(mode, errors):
          lambda b, v, h: pytest.fail(repr(v)), expected_prefix_error)
 
 
+def _lost_by_the_interpreter(v):
+    """CPython 3.9's eval loop can lose the MemoryError of an allocation
+    that fails while a Python frame (a generator, StreamWriter's methods)
+    unwinds: the frame returns NULL with no exception set, and the
+    interpreter reports that as a SystemError naming its own eval loop, or
+    with no message at all when making the message failed too.  A C
+    function of ours that did so would be named instead (the call's result
+    is checked as it returns), and ours always say what went wrong.  Such
+    a loss, anywhere in the chain, cut StreamWriter's own Python code short
+    (its settling never ran): nothing of that point can be checked."""
+    if sys.version_info >= (3, 10):
+        return False
+    while v is not None:
+        if isinstance(v, SystemError) and (
+                not v.args or
+                str(v) == "_PyEval_EvalFrameDefault returned NULL without setting an error"):
+            return True
+        v = v.__context__
+    return False
+
+
 def walk_calls(make_call, on_ok, on_fail, max_points=MAX_POINTS, settle=3):
     """walk() for calls whose state is checked from their output: make_call()
     -> (call, ctx), fresh for each point; the call runs with the i-th
@@ -510,8 +532,10 @@ def walk_calls(make_call, on_ok, on_fail, max_points=MAX_POINTS, settle=3):
             if ok_streak >= settle:
                 return raised
             continue
-        assert isinstance(v, MemoryError), (i, type(v), v)
         ok_streak = 0
+        if _lost_by_the_interpreter(v):
+            continue
+        assert isinstance(v, MemoryError), (i, type(v), v)
         raised += 1
         on_fail(i, v, ctx)
     raise AssertionError("still failing after %d allocation points" % max_points)
@@ -664,6 +688,9 @@ def test_stream_writer_failure_settled_under_failing_allocations(width, form, fl
             _testcapi.remove_mem_hooks()
             gc.enable()
         assert exc is not None, i  # the bad record is always met
+        if _lost_by_the_interpreter(exc):
+            ok_streak = 0
+            continue
         # CPython 3.11+ can lose the exception being raised when it cannot
         # make a frame object as it pops a frame: SystemError then
         assert isinstance(exc, (UnicodeEncodeError, MemoryError, SystemError)), (i, exc)
