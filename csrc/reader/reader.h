@@ -44,8 +44,7 @@ typedef struct {
     Py_ssize_t base;
     /* the bytes may be written while they are read (any exporter but
      * bytes: a bytearray another thread fills, a file another process
-     * maps): past the inline ASCII copy, payloads are decoded from a
-     * private copy (decode_payload in reader.c says why) */
+     * maps): decode_payload_in in reader.c says what the reader does then */
     int shared;
 } rd_ctx;
 
